@@ -1,0 +1,237 @@
+"""``afm-local``: pack a history, classify messages, manage models, serve.
+
+Errors are one line on stderr and exit code 2, naming the fix where there is one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, NoReturn, Sequence
+
+from .config import AFMConfig
+from .models import ModelError
+from .packing import BudgetTooSmall
+
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit code 2."""
+
+
+def _fail(message: str) -> NoReturn:
+    print(f"afm-local: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _read_text(source: str) -> str:
+    if source == "-":
+        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise UsageError(f"no such file: {source}")
+        if path.stat().st_size > MAX_INPUT_BYTES:
+            raise UsageError(f"{source} is larger than {MAX_INPUT_BYTES} bytes")
+        data = path.read_bytes()
+    if len(data) > MAX_INPUT_BYTES:
+        raise UsageError(f"input is larger than {MAX_INPUT_BYTES} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{source}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+
+
+def load_history(source: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A JSON list of ``{"role","content"}``, or an object with ``"messages"`` (and optional extras)."""
+    try:
+        data = json.loads(_read_text(source))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{source}: malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    extras: dict[str, Any] = {}
+    if isinstance(data, dict):
+        extras = data
+        data = data.get("messages")
+    if not isinstance(data, list):
+        raise UsageError(f"{source}: expected a list of messages or an object with \"messages\"")
+    for i, row in enumerate(data):
+        if not isinstance(row, dict) or not isinstance(row.get("content"), str) or "role" not in row:
+            raise UsageError(f"{source}: message {i} must be an object with string \"role\" and \"content\"")
+    return data, extras
+
+
+def _cmd_pack(args: argparse.Namespace) -> int:
+    from .manager import FocusManager
+
+    if args.budget <= 0:
+        raise UsageError(f"--budget must be a positive integer, got {args.budget}")
+    history, extras = load_history(args.history)
+    query = args.query if args.query is not None else extras.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError("--query is required (or a \"query\" field in the history file)")
+    preamble = args.preamble if args.preamble is not None else extras.get("preamble")
+    config = AFMConfig(render=args.render, packing=args.packing, fill=args.fill)
+    with FocusManager(config, components=_components(args)) as fm:
+        try:
+            fm.add_messages(history)
+        except ValueError as exc:
+            raise UsageError(f"{args.history}: {exc}") from None
+        ctx = fm.build_context(query, args.budget, preamble)
+    if args.format == "json":
+        out = ctx.to_dict()
+        json.dump(
+            {k: out[k] for k in ("messages", "items", "tokens_used", "budget_tokens")}, sys.stdout,
+            ensure_ascii=False, indent=2,
+        )
+        print()
+    else:
+        _print_text(ctx)
+    return 0
+
+
+def _print_text(ctx: Any) -> None:
+    print(f"tokens used {ctx.tokens_used} of {ctx.budget_tokens} · render {ctx.render} · packing {ctx.packing}")
+    print(f"{'#':>4}  {'role':<9} {'importance':<10} {'score':>6}  {'intended':<11} {'fidelity':<11} {'tok':>4}  text")
+    for it in ctx.items:
+        text = " ".join(it.text.split())
+        print(
+            f"{it.index:>4}  {it.role:<9} {it.importance.value:<10} {it.score:>6.3f}  {it.intended.value:<11} "
+            f"{it.fidelity.value:<11} {it.tokens:>4}  {text[:60]}"
+        )
+    print()
+    for msg in ctx.messages:
+        print(f"--- {msg['role']}")
+        print(msg["content"])
+
+
+def _cmd_classify(args: argparse.Namespace) -> int:
+    from .components import local_classifier
+    from .tags import parse_tag
+
+    texts = []
+    for n, line in enumerate(_read_text(args.file).splitlines(), 1):
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("{"):
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"line {n}: malformed JSON: {exc.msg}") from None
+            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+                raise UsageError(f"line {n}: a JSON line needs a string \"text\"")
+            texts.append(row["text"])
+        else:
+            texts.append(line)
+    classifier = local_classifier(threads=args.threads)
+    split = [parse_tag(t) for t in texts]
+    verdicts = classifier.classify([body for _, body in split])
+    for text, (tag, _), verdict in zip(texts, split, verdicts):
+        label = tag.value if tag is not None else verdict.label.value
+        source = "tag" if tag is not None else verdict.source
+        row = {"text": text, "label": label, "scores": verdict.scores, "source": source}
+        print(json.dumps(row, ensure_ascii=False))
+    return 0
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from . import models
+
+    if args.action == "list":
+        for spec in models.load_manifest().values():
+            states = {s.state for s in models.verify(names=[spec.name])}
+            state = "ok" if states == {"ok"} else "missing" if "missing" in states else "corrupt"
+            size = sum(f.size or 0 for f in spec.files) / 1e6
+            flag = " (optional)" if spec.optional else ""
+            print(f"{spec.name:<30} {spec.kind:<10} {size:>8.1f} MB  {state}{flag}  {spec.description[:70]}")
+        return 0
+    if args.action == "verify":
+        bad = [s for s in models.verify(names=args.names or None) if s.state != "ok"]
+        for s in models.verify(names=args.names or None):
+            print(f"{s.state:<8} {s.name:<30} {s.path}")
+        if bad:
+            names = " ".join(sorted({s.name for s in bad}))
+            raise UsageError(f"{len(bad)} model file(s) missing or corrupt; run `afm-local models install {names}`")
+        return 0
+    local = {}
+    for item in args.from_ or []:
+        name, _, path = item.partition("=")
+        if not path:
+            raise UsageError(f"--from expects NAME=PATH, got {item!r}")
+        local[name] = Path(path)
+    results = models.install(names=args.names or None, include_optional=args.optional, local=local)
+    for s in results:
+        print(f"{s.state:<9} {s.name:<30} {s.path}")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from .server import run_server
+
+    run_server(
+        host=args.host, port=args.port, db=Path(args.db), upstream=args.upstream,
+        api_key_env=args.api_key_env, budget=args.budget, threads=args.threads,
+    )
+    return 0
+
+
+def _components(args: argparse.Namespace) -> Any:
+    from .components import local_components
+
+    return local_components(threads=args.threads)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="afm-local", description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=int(os.environ.get("AFM_THREADS", "1")),
+                        help="threads for local models (default 1, or $AFM_THREADS)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("pack", help="pack a conversation into a token budget")
+    p.add_argument("history", help="JSON list of {role, content}, an object with \"messages\", or - for stdin")
+    p.add_argument("--query", help="the current user query (default: the file's \"query\")")
+    p.add_argument("--budget", type=int, required=True, help="token budget for everything sent")
+    p.add_argument("--preamble", help="system preamble (default: the file's \"preamble\")")
+    p.add_argument("--render", choices=["chat", "structured"], default="chat")
+    p.add_argument("--packing", choices=["afm", "paper"], default="afm")
+    p.add_argument("--fill", choices=["chronological", "score"], default="chronological")
+    p.add_argument("--format", choices=["json", "text"], default="text")
+    p.set_defaults(func=_cmd_pack)
+
+    c = sub.add_parser("classify", help="label messages CRITICAL / RELEVANT / TRIVIAL (JSONL out)")
+    c.add_argument("file", nargs="?", default="-", help="one message per line, or JSONL with \"text\"; - for stdin")
+    c.set_defaults(func=_cmd_classify)
+
+    m = sub.add_parser("models", help="install, list or verify local model files")
+    m.add_argument("action", choices=["install", "list", "verify"])
+    m.add_argument("names", nargs="*", help="model names from models/manifest.json (default: all)")
+    m.add_argument("--no-optional", dest="optional", action="store_false", help="skip optional models")
+    m.add_argument("--from", dest="from_", action="append", metavar="NAME=PATH", help="install NAME from a local file")
+    m.set_defaults(func=_cmd_models)
+
+    s = sub.add_parser("serve", help="run the local memory service (HTTP)")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8765)
+    s.add_argument("--db", default="afm-local.db", help="SQLite database path")
+    s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions")
+    s.add_argument("--api-key-env", help="name of the environment variable holding the API key")
+    s.add_argument("--budget", type=int, default=2000, help="default token budget for proxied chats")
+    s.set_defaults(func=_cmd_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (UsageError, BudgetTooSmall, ModelError) as exc:
+        _fail(str(exc))
+    except ValueError as exc:  # pydantic and engine validation errors
+        _fail(str(exc).splitlines()[0])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

