@@ -75,7 +75,8 @@ def _cmd_pack(args: argparse.Namespace) -> int:
         raise UsageError("--query is required (or a \"query\" field in the history file)")
     preamble = args.preamble if args.preamble is not None else extras.get("preamble")
     config = AFMConfig(render=args.render, packing=args.packing, fill=args.fill)
-    with FocusManager(config, components=_components(args)) as fm:
+    # One-shot packing cannot wait for a background model: the extractive forms are used.
+    with FocusManager(config, components=_components(config, args)) as fm:
         try:
             fm.add_messages(history)
         except ValueError as exc:
@@ -174,14 +175,16 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     run_server(
         host=args.host, port=args.port, db=Path(args.db), upstream=args.upstream,
         api_key_env=args.api_key_env, budget=args.budget, threads=args.threads,
+        upstream_api_key_env=args.upstream_api_key_env, workers=args.workers,
+        synchronous=args.synchronous, abstractive=args.abstractive,
     )
     return 0
 
 
-def _components(args: argparse.Namespace) -> Any:
+def _components(config: AFMConfig, args: argparse.Namespace) -> Any:
     from .components import local_components
 
-    return local_components(threads=args.threads)
+    return local_components(config, threads=args.threads)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -218,7 +221,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--db", default="afm-local.db", help="SQLite database path")
     s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions")
     s.add_argument("--api-key-env", help="name of the environment variable holding the API key")
+    s.add_argument("--upstream-api-key-env", help="environment variable with the upstream's own API key")
     s.add_argument("--budget", type=int, default=2000, help="default token budget for proxied chats")
+    s.add_argument("--workers", type=int, default=2, help="bounded pool for model work (default 2)")
+    s.add_argument("--synchronous", choices=["NORMAL", "FULL", "EXTRA"], default="NORMAL",
+                   help="SQLite durability: NORMAL survives a process kill, FULL also a power loss")
+    s.add_argument("--no-abstractive", dest="abstractive", action="store_false",
+                   help="extractive compression only (no background GGUF model)")
+    s.add_argument("--threads", type=int, default=argparse.SUPPRESS, help="threads for local models")
     s.set_defaults(func=_cmd_serve)
     return parser
 

@@ -1,10 +1,10 @@
 """The extractive compressor and the placeholder topic: deterministic, query-independent, instant.
 
 The compressor is the guaranteed path: the llama.cpp compressor is checked against it and falls
-back to it. It keeps whole sentences in their original order, preferring those that carry numbers,
-negations, named things and hard constraints, until the target share of tokens is reached; when a
-single sentence is already over target, it prunes filler words from it while keeping every
-protected token. The topic extractor names a message by its highest-scoring key phrases rather
+back to it. It keeps clauses in their original order, every one that carries a number, a negation
+or a hard constraint and then the most informative others, until the target share of tokens is
+reached; when the kept clauses are still over target, it prunes filler words from them while
+keeping every protected token. The topic extractor names a message by its highest-scoring key phrases rather
 than its first words.
 """
 
@@ -12,7 +12,17 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import SENTENCE_RE, STOPWORDS, is_named, is_negation, is_number, word_spans, words
+from .lexicon import (
+    CLAUSE_RE,
+    MEANING_WORDS,
+    SENTENCE_RE,
+    STOPWORDS,
+    is_named,
+    is_negation,
+    is_number,
+    word_spans,
+    words,
+)
 from .protocols import TokenCounter
 from .rules import hard_constraint_hits, hard_constraint_spans
 from .types import Compression
@@ -25,52 +35,58 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in SENTENCE_RE.split(text.strip()) if s and s.strip()]
 
 
+def split_clauses(sentence: str) -> list[str]:
+    """Clauses at commas, colons and contrastive conjunctions: the units a summary keeps or drops."""
+    return [c.strip() for c in CLAUSE_RE.split(sentence) if c and c.strip(" ,;:")]
+
+
 def _join(tokens: list[str]) -> str:
     text = " ".join(tokens)
     return _NO_SPACE_AFTER.sub(r"\1", _NO_SPACE_BEFORE.sub(r"\1", text))
 
 
 def _protected(word: str, first: bool) -> bool:
-    return is_number(word) or is_negation(word) or is_named(word, first)
+    return is_number(word) or is_negation(word) or is_named(word, first) or word.lower() in MEANING_WORDS
 
 
-def _droppable(sentence: str, spans: list[tuple[str, int, int]]) -> list[int]:
+def _droppable(clause: str, spans: list[tuple[str, int, int]]) -> list[int]:
     """Indexes of filler words that may go: not protected, not inside a constraint phrase, not
     right after a negation (so "cannot move" stays "cannot move")."""
-    constraint = hard_constraint_spans(sentence)
+    constraint = hard_constraint_spans(clause)
     out = []
     for i, (tok, start, end) in enumerate(spans):
         if _protected(tok, i == 0) or any(a <= start and end <= b for a, b in constraint):
             continue
         if i and is_negation(spans[i - 1][0]):
             continue
-        if tok in {",", ".", "!", "?", "%"}:
-            continue
-        if tok.lower() in STOPWORDS or not tok.isalnum():
+        if tok.lower() in STOPWORDS:
             out.append(i)
     return out
 
 
-def _carries_facts(sentence: str) -> bool:
-    toks = words(sentence)
-    return bool(hard_constraint_hits(sentence)) or any(is_number(t) or is_negation(t) for t in toks)
+def carries_facts(text: str) -> bool:
+    """A number, a negation, a named thing or a hard constraint: what a compressed form must keep."""
+    toks = words(text)
+    return bool(hard_constraint_hits(text)) or any(
+        is_number(t) or is_negation(t) or is_named(t, i == 0) for i, t in enumerate(toks)
+    )
 
 
-def _sentence_value(sentence: str, position: int) -> float:
-    toks = words(sentence)
-    value = 0.0
-    value += 3.0 * bool(hard_constraint_hits(sentence))
-    value += 2.0 * any(is_number(t) for t in toks)
-    value += 2.0 * any(is_negation(t) for t in toks)
-    value += 1.0 * sum(is_named(t, i == 0) for i, t in enumerate(toks))
-    content = [t for t in toks if t.isalnum() and t.lower() not in STOPWORDS]
-    value += 0.5 * len(content) / max(1, len(toks))
-    value += 0.5 if position == 0 else 0.0
-    return value
+def _value(clause: str, first: bool) -> float:
+    toks = words(clause)
+    value = 1.0 * sum(is_named(t, i == 0) for i, t in enumerate(toks))
+    content = [t for t in toks if t[:1].isalnum() and t.lower() not in STOPWORDS]
+    value += len(content) / max(1, len(toks))
+    return value + (0.5 if first else 0.0)
 
 
 class ExtractiveCompressor:
-    """Sentence selection, then filler pruning, to about ``ratio`` of the tokens."""
+    """Clause selection, then filler pruning, to about ``ratio`` of the tokens.
+
+    Every clause that carries a number, a negation, a named thing or a hard constraint is kept, so a fact-dense
+    message can stay above the target ratio: losing "no more than 300k" to hit a ratio would be
+    worse than no compression. The other clauses fill what is left of the target by value per token.
+    """
 
     name = "extractive"
 
@@ -83,48 +99,59 @@ class ExtractiveCompressor:
         if total <= self._min_tokens:
             return Compression(text, self.name)
         target = max(self._min_tokens // 2, round(total * ratio))
-        sentences = split_sentences(text)
-        costs = [self._counter.count(s) for s in sentences]
-        # Sentences that carry a number, a negation or a hard constraint are always kept (pruned if
-        # need be); the rest fill the remaining target by value per token.
-        must = [i for i, s in enumerate(sentences) if _carries_facts(s)]
-        chosen = list(must)
-        used = sum(costs[i] for i in must)
+        units = [(si, clause) for si, sentence in enumerate(split_sentences(text)) for clause in split_clauses(sentence)]
+        costs = [self._counter.count(clause) for _, clause in units]
+        chosen = {i for i, (_, clause) in enumerate(units) if carries_facts(clause)}
+        used = sum(costs[i] for i in chosen)
         ranked = sorted(
-            (i for i in range(len(sentences)) if i not in must),
-            key=lambda i: (-_sentence_value(sentences[i], i) / max(1, costs[i]) ** 0.5, i),
+            (i for i in range(len(units)) if i not in chosen),
+            key=lambda i: (-_value(units[i][1], i == 0) / max(1, costs[i]) ** 0.5, i),
         )
         for i in ranked:
             if used >= target:
                 break
             if used and used + costs[i] > target:
                 continue
-            chosen.append(i)
+            chosen.add(i)
             used += costs[i]
-        chosen.sort()
-        pieces = [sentences[i] for i in chosen]
+        kept = [(units[i][0], units[i][1]) for i in sorted(chosen)]
         if used > target:
-            pieces = self._prune(pieces, target)
-        result = " ".join(pieces)
-        if self._counter.count(result) >= total:
+            kept = self._prune(kept, target / max(1, used))
+        result = _assemble(kept)
+        if not result or self._counter.count(result) >= total:
             return Compression(text, self.name)
         return Compression(result, self.name)
 
-    def _prune(self, sentences: list[str], target: int) -> list[str]:
-        """Drop filler words, last first, until the target is met or only protected words are left."""
+    def _prune(self, clauses: list[tuple[int, str]], share: float) -> list[tuple[int, str]]:
+        """Drop filler words from each clause, first to last, towards its share of the target."""
         out = []
-        share = target / max(1, sum(self._counter.count(s) for s in sentences))
-        for sentence in sentences:
-            spans = word_spans(sentence)
+        for si, clause in clauses:
+            spans = word_spans(clause)
             toks = [t for t, _, _ in spans]
             keep = [True] * len(toks)
-            goal = max(3, round(self._counter.count(sentence) * share))
-            for i in reversed(_droppable(sentence, spans)):
+            goal = max(2, round(self._counter.count(clause) * share))
+            for i in _droppable(clause, spans):
                 if self._counter.count(_join([t for t, k in zip(toks, keep) if k])) <= goal:
                     break
                 keep[i] = False
-            out.append(_join([t for t, k in zip(toks, keep) if k]).strip(" ,;:-"))
-        return [s for s in out if s]
+            pruned = _join([t for t, k in zip(toks, keep) if k]).strip(" ,;:-")
+            if pruned:
+                out.append((si, pruned))
+        return out
+
+
+def _assemble(clauses: list[tuple[int, str]]) -> str:
+    """Clauses of one sentence joined by commas, sentences ended with a full stop."""
+    sentences: dict[int, list[str]] = {}
+    for si, clause in clauses:
+        sentences.setdefault(si, []).append(clause.strip(" ,;:"))
+    out = []
+    for parts in sentences.values():
+        sentence = ", ".join(p for p in parts if p)
+        if sentence and sentence[-1] not in ".!?…":
+            sentence += "."
+        out.append(sentence[:1].upper() + sentence[1:])
+    return " ".join(out)
 
 
 class KeyphraseTopicer:

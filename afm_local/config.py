@@ -48,6 +48,40 @@ class AFMConfig(BaseModel):
     )
     render: Render = "chat"
 
+    # Long conversations (optional; None keeps the paper's behaviour exactly). Added for
+    # scripts/bench_long.py: with hundreds of messages the paper's recency decay turns old but
+    # relevant evidence into placeholders, and the placeholder floor alone outgrows the budget, so
+    # the afm packer drops the oldest messages whatever their score.
+    similarity_floor: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="RELEVANT messages whose cosine similarity to the query is at least this are scored "
+        "without recency decay (w = 1): old relevance is still relevance. None: the paper's formula.",
+    )
+    max_placeholders: int | None = Field(
+        None,
+        ge=0,
+        description="Keep the placeholder form for at most this many non-CRITICAL messages, those with the "
+        "highest score (newer first on ties). The others may still be sent Full or Compressed when their "
+        "score intends it and the budget allows; otherwise they are left out. None: every message keeps "
+        "its placeholder (the paper's behaviour).",
+    )
+
+    # Components, by name: the token counter the budget is counted in ("o200k_base", "cl100k_base",
+    # or "gguf:PATH" for a local model's own tokenizer), and the GGUF model that runs in the
+    # background (a manifest name or a .gguf path; None: extractive forms and key-phrase topics only).
+    tokenizer: str = "o200k_base"
+    compressor_model: str | None = "qwen2.5-coder-0.5b-instruct"
+    abstractive_summaries: bool = Field(
+        False,
+        description=(
+            "Let the background model propose compressed forms too (each checked by the guard). Off by "
+            "default: with the 0.5B model the guard accepted 2% of its summaries at ratio 0.35 "
+            "(docs/benchmarks/compression.md), so it only names placeholder topics."
+        ),
+    )
+
     # Chat accounting, as OpenAI counts it: each message costs its content plus a fixed overhead,
     # and the reply is primed with a few more tokens.
     per_message_overhead: int = Field(3, ge=0)

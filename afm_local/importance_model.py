@@ -11,7 +11,6 @@ by the engine; none of that logic lives here. It never imports torch or transfor
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
+from .models import sha256_file
 from .types import Classification, Importance
 
 LABELS: tuple[str, ...] = ("CRITICAL", "RELEVANT", "TRIVIAL")
@@ -29,14 +29,6 @@ _LAT = re.compile(r"[a-z]", re.IGNORECASE)
 
 class ModelNotInstalledError(RuntimeError):
     """The model directory is missing a file, or a file does not match its recorded sha256."""
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def detect_lang(text: str) -> str:
@@ -66,7 +58,7 @@ def verify_model_dir(model_dir: Path) -> dict:
         path = model_dir / name
         if not path.is_file():
             raise ModelNotInstalledError(f"importance model file {path} is missing; {INSTALL_HINT}")
-        actual = _sha256(path)
+        actual = sha256_file(path)
         if actual != expected:
             raise ModelNotInstalledError(
                 f"importance model file {path} has sha256 {actual[:16]}..., expected {expected[:16]}...; {INSTALL_HINT}"

@@ -44,9 +44,20 @@ won't wouldn't shouldn't mustn't isn't aren't wasn't weren't haven't hasn't hadn
 """.split()
 )
 
-WORD_RE = re.compile(r"\d[\d,.:/]*\d[\w%]*|[\w$€£₽%'’\-]+|[^\w\s]", re.UNICODE)
+WORD_RE = re.compile(r"[$€£₽]?\d[\d,.:/]*\d[\w%]*|[\w$€£₽%'’\-]+|[^\w\s]", re.UNICODE)
 NUMBER_RE = re.compile(r"\d")
 SENTENCE_RE = re.compile(r"(?<=[.!?…])\s+|\s*\n+\s*|\s*;\s+")
+CLAUSE_RE = re.compile(r"(?<!\d),\s*|:\s+|\s+(?=(?:but|however|although|though|while|но|однако|хотя|а)\s)", re.IGNORECASE)
+
+# Function words that carry meaning in a constraint and must survive pruning ("no more than 300k",
+# "at least 2 rooms", "only legal advice"), though they are stopwords for topic naming.
+MEANING_WORDS = frozenset(
+    """
+at more less most least than only all any every each few lot lots much many same other before after
+until within under over above below per both either neither must should
+более менее больше меньше чем только все всё каждый каждая любой много мало до после минимум максимум
+""".split()
+)
 
 
 def words(text: str) -> list[str]:

@@ -7,7 +7,7 @@ forbids newlines, and ``\\n`` as a stop), and capped at a token budget proportio
 
 * A model whose GGUF carries ``tokenizer.chat_template`` (Qwen2.5, SmolLM2: ChatML) is prompted
   through ``create_chat_completion`` with its own template, a system instruction and two short
-  examples (one English, one Russian).
+  examples (one, in the source's language).
 * A base model without a template (Gemma 3 270M base) gets a few-shot raw completion prompt.
 
 The source language is detected from its letters (Cyrillic vs Latin) and the model is told to
@@ -44,28 +44,32 @@ _LANG_NAME = {"en": "English", "ru": "Russian"}
 
 # Few-shot examples shared by the chat and the raw prompts (kept short: they are prompt-cached, but
 # every token still costs time on the first call).
-_EXAMPLES_COMPRESS = [
-    (
-        "I'm flying to Lisbon on 14 May with my two kids, and I really can't take more than 8 kg of "
-        "hand luggage each, so please don't suggest anything heavy for the beach.",
-        "Lisbon 14 May, two kids, hand luggage max 8 kg each, nothing heavy.",
-    ),
-    (
-        "Кстати, у сына аллергия на арахис, поэтому никаких блюд с орехами, и ужин нужен не позже "
-        "19:00, потому что он рано ложится.",
-        "У сына аллергия на арахис: без орехов, ужин не позже 19:00.",
-    ),
-]
-_EXAMPLES_TOPIC = [
-    (_EXAMPLES_COMPRESS[0][0], "Lisbon trip luggage limit"),
-    (_EXAMPLES_COMPRESS[1][0], "аллергия сына на арахис"),
-]
+_EXAMPLES_COMPRESS = {
+    "en": [
+        (
+            "I'm flying to Lisbon on 14 May with my two kids, and I really can't take more than 8 kg "
+            "of hand luggage each, so please don't suggest anything heavy for the beach.",
+            "Lisbon 14 May with two kids: can't take more than 8 kg hand luggage each, don't suggest heavy things.",
+        ),
+    ],
+    "ru": [
+        (
+            "Кстати, у сына аллергия на арахис, поэтому никаких блюд с орехами, и ужин нужен не позже "
+            "19:00, потому что он рано ложится.",
+            "У сына аллергия на арахис: никаких блюд с орехами, ужин не позже 19:00.",
+        ),
+    ],
+}
+_EXAMPLES_TOPIC = {
+    "en": [(_EXAMPLES_COMPRESS["en"][0][0], "Lisbon trip luggage limit")],
+    "ru": [(_EXAMPLES_COMPRESS["ru"][0][0], "аллергия сына на арахис")],
+}
 
 _SYSTEM_COMPRESS = (
     "You shorten chat messages. Rewrite the message as ONE short line of at most {words} words, "
-    "in {language}. Keep every number, amount, date, name and negation (not, no, never, без, не, "
-    "нельзя) exactly as written, and every constraint. Do not add anything that is not in the "
-    "message. Output only the shortened line."
+    "in {language}. Drop filler words and greetings. Keep every number, amount, date, name and "
+    "negation (not, no, never, не, нет, без, нельзя) exactly as written, and every limit or "
+    "constraint. Never add anything that is not in the message. Output only the shortened line."
 )
 _SYSTEM_TOPIC = (
     "Name what the message is about in 3 to 6 words, in {language}. Output only those words, no "
@@ -85,6 +89,7 @@ class LlamaCppCompressor:
         n_ctx: int = 2048,
         max_tokens: int = 192,
         grammar: bool = True,
+        prompt_cache_mb: int = 256,
         verbose: bool = False,
     ) -> None:
         path = Path(model_path).expanduser()
@@ -101,6 +106,7 @@ class LlamaCppCompressor:
         self.model_name = name or path.stem
         self.name = f"llama:{self.model_name}"
         self.max_tokens = max_tokens
+        self.n_ctx = n_ctx
         self._lock = threading.Lock()
         self._llm = Llama(
             model_path=str(path),
@@ -110,6 +116,12 @@ class LlamaCppCompressor:
             seed=0,
             verbose=verbose,
         )
+        if prompt_cache_mb:
+            # Keeps the evaluated state of earlier prompts, so the fixed instruction and example
+            # prefix of compress() and of topic() is evaluated once each, even when calls alternate.
+            from llama_cpp import LlamaRAMCache
+
+            self._llm.set_cache(LlamaRAMCache(capacity_bytes=prompt_cache_mb << 20))
         self.chat_template = self._llm.metadata.get("tokenizer.chat_template")
         self.has_chat_template = bool(self.chat_template)
         self._use_grammar = grammar
@@ -140,20 +152,23 @@ class LlamaCppCompressor:
             return Compression(text, self.name)
         language = detect_language(text)
         n_words = len(text.split())
-        target_words = max(4, round(n_words * ratio))
+        target_words = max(4, round(n_words * ratio * 0.85))  # small models overshoot a word count
         source_tokens = self.count_tokens(text)
+        if source_tokens + self.max_tokens + 256 > self.n_ctx:
+            # GuardedCompressor records this as "model error" and uses the extractive compressor.
+            raise ValueError(f"message of {source_tokens} tokens does not fit n_ctx={self.n_ctx}")
         # Cap: the target in model tokens, with room for the model to finish its line. The guard
         # decides afterwards whether the result is short enough.
         cap = min(self.max_tokens, max(16, round(source_tokens * ratio * 1.6) + 8))
         system = _SYSTEM_COMPRESS.format(words=target_words, language=_LANG_NAME[language])
-        out = self._generate(system, _EXAMPLES_COMPRESS, text, cap, "line", "Message", "Short")
+        out = self._generate(system, _EXAMPLES_COMPRESS[language], text, cap, "line", "Message", "Short")
         return Compression(out, self.name)
 
     def topic(self, text: str) -> str:
         text = " ".join(text.split())
         language = detect_language(text)
         system = _SYSTEM_TOPIC.format(language=_LANG_NAME[language])
-        out = self._generate(system, _EXAMPLES_TOPIC, text, 24, "topic", "Message", "Topic")
+        out = self._generate(system, _EXAMPLES_TOPIC[language], text, 24, "topic", "Message", "Topic")
         return " ".join(out.strip(" .,;:!?").split()[:6])
 
     # -- internals -------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from .cache import ArtifactCache, content_hash
 from .components import Components, local_components
 from .config import AFMConfig
 from .packing import BudgetTooSmall, PackItem, minimum_history_cost, pack
+from .protocols import Topicer
 from .render import Packed, detect_language, render_chat, render_structured, structured_skeleton
 from .scoring import intended_fidelity, messages_ago, recency_weight, score_messages
 from .tags import parse_tag
@@ -27,11 +28,16 @@ from .types import ROLES, Compression, Context, ContextItem, Fidelity, Importanc
 
 STRUCTURED_LINE_OVERHEAD = 2  # a bullet and a newline per item in the structured memory
 
+# One background queue per process: the GGUF model is shared and runs one job at a time anyway, so
+# many sessions share one worker thread instead of each holding its own.
+_BACKGROUND = ThreadPoolExecutor(max_workers=1, thread_name_prefix="afm-compress")
+
 
 class FocusManager:
     """One conversation's adaptive memory.
 
-    Components default to the local models (``local_components()``); pass ``components`` to share
+    Components default to the local models that ``config`` names, the background GGUF compressor
+    included (``local_components(config, abstractive=True)``); pass ``components`` to share
     them between managers, or to inject others in tests and benchmarks. ``cache`` is shared the same
     way, and may be backed by the SQLite store.
     """
@@ -44,13 +50,12 @@ class FocusManager:
         cache: ArtifactCache | None = None,
     ) -> None:
         self.config = config or AFMConfig()
-        self.components = components or local_components()
+        self.components = components or local_components(self.config, abstractive=True)
         self.cache = cache or ArtifactCache()
         self._messages: list[Message] = []
         self._vectors: list[np.ndarray] = []
         self._matrix: np.ndarray | None = None
         self._lock = threading.RLock()
-        self._worker: ThreadPoolExecutor | None = None
         self._pending: list[Future[None]] = []
 
     # ------------------------------------------------------------------ ingestion
@@ -139,11 +144,15 @@ class FocusManager:
         c, cfg, cache = self.components, self.config, self.cache
         counter = c.counter.name
         ratio_key = f"{c.compressor.name}@{cfg.compression_ratio}"
-        abstract_key = f"{c.abstractive.name}@{cfg.compression_ratio}" if c.abstractive else None
+        abstract_key = (
+            f"{c.abstractive.name}@{cfg.compression_ratio}" if c.abstractive and cfg.abstractive_summaries else None
+        )
         compressed = (cache.get("compressed", abstract_key, text_hash) if abstract_key else None) or cache.get_or_compute(
             "compressed", ratio_key, text_hash, lambda: c.compressor.compress(text, cfg.compression_ratio)
         )
-        topic = cache.get_or_compute("topic", c.topicer.name, text_hash, lambda: c.topicer.topic(text))
+        topic = (cache.get("topic", c.abstractive.name, text_hash) if c.abstractive else None) or cache.get_or_compute(
+            "topic", c.topicer.name, text_hash, lambda: c.topicer.topic(text)
+        )
         tokens_full = cache.get_or_compute("tokens", counter, text_hash, lambda: c.counter.count(text))
         tokens_compressed = cache.get_or_compute(
             "tokens", counter, content_hash(compressed.text), lambda: c.counter.count(compressed.text)
@@ -187,22 +196,36 @@ class FocusManager:
         if abstractive is None or message.tokens_full <= 2 * self.config.placeholder_max_tokens:
             return
         key = f"{abstractive.name}@{self.config.compression_ratio}"
-        if self.cache.get("compressed", key, message.content_hash) is not None:
+        summary_done = not self.config.abstractive_summaries or self.cache.get("compressed", key, message.content_hash)
+        topic_done = not isinstance(abstractive, Topicer) or self.cache.get("topic", abstractive.name, message.content_hash)
+        if summary_done and topic_done:
             return
-        if self._worker is None:
-            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="afm-compress")
-        self._pending.append(self._worker.submit(self._run_abstractive, message, key))
+        self._pending = [f for f in self._pending if not f.done()]
+        self._pending.append(_BACKGROUND.submit(self._run_abstractive, message, key))
 
     def _run_abstractive(self, message: Message, key: str) -> None:
+        """Name the message's topic with the model and, when configured, refine its compressed form."""
         abstractive = self.components.abstractive
         assert abstractive is not None
-        result = abstractive.compress(message.content, self.config.compression_ratio)
-        self.cache.put("compressed", key, message.content_hash, result)
-        tokens = self.components.counter.count(result.text)
+        result = None
+        if self.config.abstractive_summaries:
+            result = self.cache.get_or_compute(
+                "compressed", key, message.content_hash,
+                lambda: abstractive.compress(message.content, self.config.compression_ratio),
+            )
+        topic = None
+        if isinstance(abstractive, Topicer):
+            topic = self.cache.get_or_compute(
+                "topic", abstractive.name, message.content_hash, lambda: abstractive.topic(message.content)
+            )
+        tokens = self.components.counter.count(result.text) if result else message.tokens_full
         with self._lock:
-            if tokens < message.tokens_full:
+            if result is not None and tokens < message.tokens_full:
                 message.compressed = result
                 message.tokens_compressed = tokens
+            if topic:
+                message.topic = topic
+                message.placeholder, message.tokens_placeholder = self._placeholder(message.index, message.role, topic)
 
     def wait_for_compression(self, timeout: float | None = None) -> None:
         """Block until background compression has finished (for tools and tests, never for packing)."""
@@ -210,10 +233,16 @@ class FocusManager:
             future.result(timeout=timeout)
         self._pending = [f for f in self._pending if not f.done()]
 
+    @property
+    def compression_pending(self) -> int:
+        """Background jobs of this manager not finished yet."""
+        return sum(not f.done() for f in self._pending)
+
     def close(self) -> None:
-        if self._worker is not None:
-            self._worker.shutdown(wait=True, cancel_futures=True)
-            self._worker = None
+        """Cancel this manager's queued background jobs (one already running finishes)."""
+        for future in self._pending:
+            future.cancel()
+        self._pending = []
 
     def __enter__(self) -> "FocusManager":
         return self
@@ -260,6 +289,8 @@ class FocusManager:
             PackItem(m.importance, float(s), f, self._costs(m, ct, per_item))
             for m, s, f, (_, ct) in zip(messages, scores, intended, forms)
         ]
+        if cfg.max_placeholders is not None:
+            items = _cap_placeholders(items, cfg.max_placeholders)
         query_cost = c.counter.count(current_query) + cfg.per_message_overhead
         if render == "chat":
             fixed = query_cost + cfg.reply_overhead
@@ -279,11 +310,12 @@ class FocusManager:
                 Packed(m.role, m.importance, fid, _form_text(m, fid, ctext, ct))
                 for m, fid, (ctext, ct) in zip(messages, fidelities, forms)
             ]
-            if render == "chat":
+            if render == "chat":  # every sent text is a form whose count is cached: the sum is exact
                 sent = render_chat(system_preamble, packed, current_query)
+                used = fixed + sum(it.costs[f] for it, f in zip(items, fidelities) if f is not Fidelity.DROPPED)
             else:
                 sent = render_structured(system_preamble, packed, current_query, language)
-            used = sum(c.counter.count(msg["content"]) + cfg.per_message_overhead for msg in sent) + cfg.reply_overhead
+                used = sum(c.counter.count(m["content"]) + cfg.per_message_overhead for m in sent) + cfg.reply_overhead
             if used <= budget_tokens:
                 break
             available -= used - budget_tokens
@@ -322,6 +354,26 @@ class FocusManager:
             dim = getattr(self.components.embedder, "dim", 0)
             self._matrix = np.vstack(self._vectors) if self._vectors else np.zeros((0, dim), dtype=np.float32)
         return self._matrix
+
+
+def _cap_placeholders(items: list[PackItem], cap: int) -> list[PackItem]:
+    """``AFMConfig.max_placeholders``: only the ``cap`` highest-scoring non-CRITICAL messages (newer first
+    on ties) keep a placeholder form; the rest lose it, so they reach the model Full or Compressed or not
+    at all. Keeps the afm packer's placeholder floor within budget on very long histories, where it would
+    otherwise drop the oldest messages outright, relevant or not."""
+    ranked = sorted(
+        (i for i, it in enumerate(items) if it.importance is not Importance.CRITICAL),
+        key=lambda i: (-items[i].score, -i),
+    )
+    keep = set(ranked[:cap])
+    out = []
+    for i, it in enumerate(items):
+        if it.importance is Importance.CRITICAL or i in keep or Fidelity.PLACEHOLDER not in it.costs:
+            out.append(it)
+        else:
+            costs = {f: c for f, c in it.costs.items() if f is not Fidelity.PLACEHOLDER}
+            out.append(PackItem(it.importance, it.score, it.intended, costs))
+    return out
 
 
 def _form_text(message: Message, fidelity: Fidelity, compressed: str, compressed_tokens: int) -> str:

@@ -34,9 +34,16 @@ def score_messages(
     recency: np.ndarray,
     config: AFMConfig,
 ) -> np.ndarray:
-    """Score each message: CRITICAL is fixed, RELEVANT and TRIVIAL scale clipped similarity by recency."""
+    """Score each message: CRITICAL is fixed, RELEVANT and TRIVIAL scale clipped similarity by recency.
+
+    With ``config.similarity_floor`` set (default ``None``), a RELEVANT message whose clipped
+    similarity reaches the floor uses ``w = 1`` instead of its decayed weight; TRIVIAL is unchanged.
+    """
     sim = np.maximum(similarity.astype(np.float64), 0.0)
     classes = np.array([imp.value for imp in importance], dtype=object)
+    floor = getattr(config, "similarity_floor", None)
+    if floor is not None:  # optional long-conversation remedy: no decay for clearly similar RELEVANT messages
+        recency = np.where(sim >= floor, 1.0, recency)
     relevant = sim * (config.relevant_base + config.relevant_recency * recency)
     trivial = sim * config.trivial_scale * recency
     scores = np.where(classes == Importance.RELEVANT.value, relevant, trivial)

@@ -14,6 +14,8 @@ How it works
   so they carry no label signal.
 * Hand-written lines (one group each) add odd, irregular examples and the known failure
   "Бюджет строго до 300 тысяч рублей." (CRITICAL).
+* ``long_messages.jsonl`` (hand-written long messages, one group per message or contrastive pair) is
+  read and split with the rest.
 * ``new_phrasings.jsonl`` is NOT written here: it is hand-written, in styles this script never uses.
 
 Run:  python scripts/make_importance_data.py [--seed 13] [--out data/importance]
@@ -495,6 +497,9 @@ def _register(lang: str, label: str, text: str, rng: random.Random) -> str:
     return text.strip()
 
 
+LONG_MESSAGES = Path(__file__).resolve().parents[1] / "data" / "importance" / "long_messages.jsonl"
+
+
 def generate(seed: int) -> list[dict]:
     rng = random.Random(seed)
     rows: list[dict] = []
@@ -516,7 +521,18 @@ def generate(seed: int) -> list[dict]:
     for j, (lang, label, domain, role, text) in enumerate(HAND):
         rows.append({"text": text, "label": label, "lang": lang, "domain": domain, "role": role,
                      "group": f"hand-{lang}-{j:03d}"})
+    rows += load_long_messages()
     return rows
+
+
+def load_long_messages() -> list[dict]:
+    """Long, mostly hand-written messages (25-120 words; see docs/data_card.md), one group per message
+    or contrastive pair. Without them the model learned "long and full of facts" as CRITICAL."""
+    if not LONG_MESSAGES.is_file():
+        return []
+    keys = ("text", "label", "lang", "domain", "role", "group")
+    rows = [json.loads(line) for line in LONG_MESSAGES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [{k: r[k] for k in keys} for r in rows]
 
 
 def split(rows: list[dict], seed: int) -> dict[str, list[dict]]:

