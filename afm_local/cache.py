@@ -84,6 +84,14 @@ class ArtifactCache:
             self.misses += 1
         return None
 
+    def __contains__(self, key: tuple[str, str, str]) -> bool:
+        """``(kind, component, text_hash) in cache``: a look that neither loads nor counts."""
+        kind, component, text_hash = key
+        with self._lock:
+            if (kind, f"{component}:{text_hash}") in self._data:
+                return True
+        return self._backend is not None and self._backend.load_artifact(kind, f"{component}:{text_hash}") is not None
+
     def put(self, kind: str, component: str, text_hash: str, value: Any) -> None:
         key = (kind, f"{component}:{text_hash}")
         self._remember(key, value)

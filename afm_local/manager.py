@@ -24,7 +24,7 @@ from .protocols import Topicer
 from .render import Packed, detect_language, render_chat, render_structured, structured_skeleton
 from .scoring import intended_fidelity, messages_ago, recency_weight, score_messages
 from .tags import parse_tag
-from .types import ROLES, Compression, Context, ContextItem, Fidelity, Importance, Message
+from .types import ROLES, Context, ContextItem, Fidelity, Importance, Message
 
 STRUCTURED_LINE_OVERHEAD = 2  # a bullet and a newline per item in the structured memory
 
@@ -147,12 +147,17 @@ class FocusManager:
         abstract_key = (
             f"{c.abstractive.name}@{cfg.compression_ratio}" if c.abstractive and cfg.abstractive_summaries else None
         )
-        compressed = (cache.get("compressed", abstract_key, text_hash) if abstract_key else None) or cache.get_or_compute(
-            "compressed", ratio_key, text_hash, lambda: c.compressor.compress(text, cfg.compression_ratio)
-        )
-        topic = (cache.get("topic", c.abstractive.name, text_hash) if c.abstractive else None) or cache.get_or_compute(
-            "topic", c.topicer.name, text_hash, lambda: c.topicer.topic(text)
-        )
+        # A background model's result, when one was already made (and stored), wins over the instant form.
+        if abstract_key and ("compressed", abstract_key, text_hash) in cache:
+            compressed = cache.get("compressed", abstract_key, text_hash)
+        else:
+            compressed = cache.get_or_compute(
+                "compressed", ratio_key, text_hash, lambda: c.compressor.compress(text, cfg.compression_ratio)
+            )
+        if c.abstractive and ("topic", c.abstractive.name, text_hash) in cache:
+            topic = cache.get("topic", c.abstractive.name, text_hash)
+        else:
+            topic = cache.get_or_compute("topic", c.topicer.name, text_hash, lambda: c.topicer.topic(text))
         tokens_full = cache.get_or_compute("tokens", counter, text_hash, lambda: c.counter.count(text))
         tokens_compressed = cache.get_or_compute(
             "tokens", counter, content_hash(compressed.text), lambda: c.counter.count(compressed.text)
@@ -196,8 +201,8 @@ class FocusManager:
         if abstractive is None or message.tokens_full <= 2 * self.config.placeholder_max_tokens:
             return
         key = f"{abstractive.name}@{self.config.compression_ratio}"
-        summary_done = not self.config.abstractive_summaries or self.cache.get("compressed", key, message.content_hash)
-        topic_done = not isinstance(abstractive, Topicer) or self.cache.get("topic", abstractive.name, message.content_hash)
+        summary_done = not self.config.abstractive_summaries or ("compressed", key, message.content_hash) in self.cache
+        topic_done = not isinstance(abstractive, Topicer) or ("topic", abstractive.name, message.content_hash) in self.cache
         if summary_done and topic_done:
             return
         self._pending = [f for f in self._pending if not f.done()]
@@ -348,6 +353,11 @@ class FocusManager:
         if self.config.use_placeholders:
             costs[Fidelity.PLACEHOLDER] = m.tokens_placeholder + per_item
         return costs
+
+    def embeddings(self) -> np.ndarray:
+        """The history's embeddings, one row per message (for similarity baselines and tools)."""
+        with self._lock:
+            return self._stacked().copy()
 
     def _stacked(self) -> np.ndarray:
         if self._matrix is None or len(self._matrix) != len(self._vectors):

@@ -20,7 +20,9 @@ HARD_CONSTRAINT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         "medication",
         r"\bmedication\w*|\bprescri\w*|\bwarfarin\b|\binsulin\b|\bdosage\b|\bmg\b|\bblood thinner\w*"
-        r"|лекарств\w*|препарат\w*|варфарин\w*|инсулин\w*|дозиров\w*|\bмг\b|назначил\w*",
+        r"|\banticoagulant\w*|\banticonvulsant\w*"
+        r"|лекарств\w*|препарат\w*|варфарин\w*|инсулин\w*|дозиров\w*|\bмг\b|назначил\w*"
+        r"|антикоагулянт\w*|противосудорожн\w*",
     ),
     (
         "condition",
@@ -37,11 +39,11 @@ HARD_CONSTRAINT_PATTERNS: tuple[tuple[str, str], ...] = (
         r"\bstrict(?:ly)?\b|\bno more than\b|\bat most\b|\bnot exceed\w*|\bmust not\b|\bmustn'?t\b"
         r"|\bnever\b(?! (?:been|heard|seen|tried|mind|thought|knew|visited))|\bunder no circumstances\b|\bnon-negotiable\b|\bhard (?:limit|cap|deadline)\b"
         r"|\bforbidden\b|\bprohibit\w*|\bnot allowed\b|\bcannot exceed\b"
-        r"|строго\b|не более\b|не больше\b|не должн\w*|нельзя\b|никогда\b(?! не (?:был|слышал|видел|пробовал))|ни в коем случае"
+        r"|строго\b|не более\b|не больше\b|не должн\w*|нельзя\b|ни при каких\b|запрет\w*|никогда\b(?! не (?:был|слышал|видел|пробовал))|ни в коем случае"
         r"|запрещ\w*|не превыша\w*|категорически|жёстк\w* (?:лимит|срок|дедлайн)|жестк\w* (?:лимит|срок|дедлайн)",
     ),
     ("diet", r"\bvegan\b|\bhalal\b|\bkosher\b|\bгаляль\w*|\bхаляль\w*|\bкошерн\w*|\bвеган\w*"),
-    ("deadline", r"\bdeadline\b|\bno later than\b|крайний срок|дедлайн\w*|не позднее"),
+    ("deadline", r"\bdeadline\b|\bno later than\b|\bno extensions?\b|крайний срок|дедлайн\w*|не позднее|отсрочек не|без отсрочек"),
 )
 
 SMALL_TALK_PATTERN = (

@@ -41,7 +41,7 @@ def score_messages(
     """
     sim = np.maximum(similarity.astype(np.float64), 0.0)
     classes = np.array([imp.value for imp in importance], dtype=object)
-    floor = getattr(config, "similarity_floor", None)
+    floor = config.similarity_floor
     if floor is not None:  # optional long-conversation remedy: no decay for clearly similar RELEVANT messages
         recency = np.where(sim >= floor, 1.0, recency)
     relevant = sim * (config.relevant_base + config.relevant_recency * recency)

@@ -17,20 +17,17 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import ipaddress
 import json
 import logging
 import os
 import threading
-import time
 import uuid
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Literal, TypeVar
+from typing import Any, AsyncIterator, Callable, TypeVar
 from urllib.parse import urlsplit
 
 import anyio
@@ -39,8 +36,6 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from . import __version__
@@ -49,6 +44,19 @@ from .components import Components, local_components
 from .config import AFMConfig
 from .manager import FocusManager
 from .packing import BudgetTooSmall
+from .answerer import BUILTIN_N_CTX, BuiltinModel
+from .errors import STATUS_KIND, APIError, error_response
+from .middleware import MAX_BODY_BYTES, AuthMiddleware, BodyLimitMiddleware, CacheCollector, MetricsMiddleware
+from .schemas import (
+    MAX_BUDGET,
+    MAX_CONTENT_BYTES,
+    AFMOptions,
+    ChatCompletionRequest,
+    ContextOptions,
+    MessageIn,
+    SessionCreated,
+    StatelessContextRequest,
+)
 from .store import Store, UnknownSession, valid_session_id
 from .types import ROLES, Context
 
@@ -56,15 +64,6 @@ log = logging.getLogger("afm_local.server")
 T = TypeVar("T")
 
 STATIC_DIR = Path(__file__).with_name("static")
-MAX_BODY_BYTES = 1 << 20  # 1 MiB
-MAX_CONTENT_BYTES = 64 * 1024  # one message's content
-MAX_BUDGET = 1_000_000
-MAX_MESSAGES = 5_000  # per stateless / chat request (the body limit bounds it first in practice)
-DRAIN_LIMIT = 64 << 20  # an oversized body is read (and discarded) up to this, so the client sees the 413
-PUBLIC_PATHS = {"/healthz", "/"}  # "/" is the static inspector page: no data, it asks for the key itself
-BUILTIN_N_CTX = 2048
-BUILTIN_DEFAULT_MAX_TOKENS = 256
-BUILTIN_MAX_TOKENS = 1024
 INSPECTOR_CSP = (
     "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
     "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -108,349 +107,6 @@ class ServerSettings:
                 self.upstream = self.upstream[: -len("/v1")]
         if self.api_key is not None and not self.api_key:
             raise ValueError("the API key is empty")
-
-
-# ---------------------------------------------------------------------------------------- API models
-
-ImportanceName = Literal["CRITICAL", "RELEVANT", "TRIVIAL"]
-RenderName = Literal["chat", "structured"]
-PackingName = Literal["afm", "paper"]
-
-
-def _upper(value: object) -> object:
-    return value.upper() if isinstance(value, str) else value
-
-
-def _check_bytes(value: str | None, limit: int = MAX_CONTENT_BYTES) -> str | None:
-    if value is not None and len(value.encode("utf-8", "surrogatepass")) > limit:
-        raise ValueError(f"text is longer than {limit} bytes")
-    return value
-
-
-class MessageIn(BaseModel):
-    """One history message."""
-
-    model_config = ConfigDict(extra="forbid")
-    role: Literal["system", "user", "assistant", "tool"]
-    content: str = Field(max_length=MAX_CONTENT_BYTES, description="At most 64 KiB of UTF-8.")
-    importance: ImportanceName | None = Field(None, description="Overrides the classifier (and any tag).")
-
-    @field_validator("importance", mode="before")
-    @classmethod
-    def _importance_upper(cls, value: object) -> object:
-        return _upper(value)
-
-    @field_validator("content")
-    @classmethod
-    def _content_bytes(cls, value: str) -> str | None:
-        return _check_bytes(value)
-
-
-class ContextOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    query: str = Field(max_length=MAX_CONTENT_BYTES)
-    budget_tokens: int = Field(ge=1, le=MAX_BUDGET, strict=True)
-    system_preamble: str | None = Field(None, max_length=MAX_CONTENT_BYTES)
-    render: RenderName | None = None
-    packing: PackingName | None = None
-
-    @field_validator("query", "system_preamble")
-    @classmethod
-    def _text_bytes(cls, value: str | None) -> str | None:
-        return _check_bytes(value)
-
-
-class StatelessContextRequest(ContextOptions):
-    messages: list[MessageIn] = Field(max_length=MAX_MESSAGES)
-
-
-class SessionCreated(BaseModel):
-    id: str
-    created: float
-
-
-class AFMOptions(BaseModel):
-    """The ``afm`` extension field of a chat completion request."""
-
-    model_config = ConfigDict(extra="forbid")
-    budget_tokens: int | None = Field(None, ge=1, le=MAX_BUDGET, strict=True)
-    render: RenderName | None = None
-    packing: PackingName | None = None
-
-
-class ChatMessageIn(BaseModel):
-    model_config = ConfigDict(extra="allow")
-    role: str = Field(max_length=32)
-    content: str | list[dict[str, Any]] | None = None
-
-
-class ChatCompletionRequest(BaseModel):
-    """OpenAI's request; fields other than ``messages`` and ``afm`` are forwarded unchanged."""
-
-    model_config = ConfigDict(extra="allow")
-    model: str | None = Field(None, max_length=256)
-    messages: list[ChatMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
-    stream: bool = False
-    max_tokens: int | None = Field(None, ge=1, le=131072)
-    temperature: float | None = Field(None, ge=0, le=2)
-    afm: AFMOptions | None = None
-
-
-# ---------------------------------------------------------------------------------------- errors
-
-
-class APIError(Exception):
-    def __init__(self, status: int, kind: str, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.status, self.kind, self.message, self.extra = status, kind, message, extra
-
-
-def error_body(kind: str, message: str, **extra: Any) -> dict[str, Any]:
-    return {"error": {"type": kind, "message": message, **extra}}
-
-
-def error_response(status: int, kind: str, message: str, headers: dict[str, str] | None = None, **extra: Any) -> JSONResponse:
-    return JSONResponse(error_body(kind, message, **extra), status_code=status, headers=headers)
-
-
-_STATUS_KIND = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-                405: "method_not_allowed", 413: "request_too_large", 415: "unsupported_media_type",
-                422: "invalid_request", 429: "too_many_requests", 502: "upstream_error", 503: "unavailable"}
-
-
-async def _raw_json(send: Callable[..., Any], status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    data = json.dumps(body).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())] + (headers or [])})
-    await send({"type": "http.response.body", "body": data})
-
-
-# ---------------------------------------------------------------------------------------- ASGI layers
-
-
-class BodyLimitMiddleware:
-    """Reads the whole body (at most ``limit`` bytes, whatever Content-Length says) before the app runs.
-
-    An oversized body gets a 413 JSON error; so does a declared Content-Length over the limit, without
-    trusting it for the accepted case. A JSON body that is not valid UTF-8 gets a 400 here, before any
-    parsing.
-    """
-
-    def __init__(self, app: Any, limit: int) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = None
-        for name, value in scope.get("headers", []):
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    await _raw_json(send, 400, error_body("bad_request", "invalid Content-Length"))
-                    return
-        chunks: list[bytes] = []
-        total = 0
-        too_big = declared is not None and declared > self.limit
-        more = True
-        while more and not too_big:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            total += len(chunk)
-            more = message.get("more_body", False)
-            if total > self.limit:
-                too_big = True
-                break
-            chunks.append(chunk)
-        if too_big:
-            drained = total
-            while more and drained < DRAIN_LIMIT:  # let the client finish sending, so it reads our answer
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return
-                drained += len(message.get("body", b""))
-                more = message.get("more_body", False)
-            await _raw_json(send, 413, error_body("request_too_large", f"request body is larger than {self.limit} bytes"),
-                            [(b"connection", b"close")])
-            return
-        body = b"".join(chunks)
-        if body:
-            try:
-                body.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                await _raw_json(send, 400, error_body("invalid_utf8", f"request body is not valid UTF-8 (byte {exc.start})"))
-                return
-        if body and scope.get("method") in ("POST", "PUT", "PATCH"):
-            # Every body this API accepts is JSON: parse it as JSON whatever Content-Type says (curl -d
-            # sends form-encoded), so a client gets the JSON error it can act on.
-            headers = [(k, v) for k, v in scope.get("headers", []) if k != b"content-type"]
-            scope["headers"] = headers + [(b"content-type", b"application/json")]  # in place: outer layers read scope
-        delivered = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
-
-
-class AuthMiddleware:
-    """``Authorization: Bearer <key>`` on every route but the public ones, compared in constant time."""
-
-    def __init__(self, app: Any, api_key: str | None) -> None:
-        self.app = app
-        self.expected = f"Bearer {api_key}".encode() if api_key else None
-
-    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
-        if scope["type"] != "http" or self.expected is None or scope.get("path") in PUBLIC_PATHS:
-            await self.app(scope, receive, send)
-            return
-        given = b""
-        for name, value in scope.get("headers", []):
-            if name == b"authorization":
-                given = value
-        if not hmac.compare_digest(given, self.expected):
-            await _raw_json(send, 401, error_body("unauthorized", "missing or wrong API key (Authorization: Bearer <key>)"),
-                            [(b"www-authenticate", b"Bearer")])
-            return
-        await self.app(scope, receive, send)
-
-
-class MetricsMiddleware:
-    """Request counts by route template and status, and latency histograms (streams: until the end)."""
-
-    def __init__(self, app: Any, requests: Counter, latency: Histogram) -> None:
-        self.app, self.requests, self.latency = app, requests, latency
-
-    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        start = time.perf_counter()
-        status = [500]
-
-        async def send_status(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_status)
-        finally:
-            route = scope.get("route")
-            label = getattr(route, "path", None) or ("rejected" if status[0] in (400, 401, 413) else "unmatched")
-            self.requests.labels(route=label, method=scope.get("method", ""), status=str(status[0])).inc()
-            self.latency.labels(route=label).observe(time.perf_counter() - start)
-
-
-class CacheCollector:
-    """Exports the artifact caches' hit and miss counters."""
-
-    def __init__(self, caches: dict[str, ArtifactCache]) -> None:
-        self.caches = caches
-
-    def collect(self) -> Any:
-        hits = CounterMetricFamily("afm_cache_hits", "Artifact cache hits (memory or SQLite).", labels=["cache"])
-        misses = CounterMetricFamily("afm_cache_misses", "Artifact cache misses (the artifact was computed).", labels=["cache"])
-        for name, cache in self.caches.items():
-            hits.add_metric([name], cache.hits)
-            misses.add_metric([name], cache.misses)
-        yield hits
-        yield misses
-
-    def describe(self) -> list[Any]:
-        return []
-
-
-# ---------------------------------------------------------------------------------------- built-in model
-
-
-class BuiltinModel:
-    """The llama.cpp answerer used when there is no upstream; loaded on first use, one thread only."""
-
-    def __init__(self, path: Path | None, threads: int, n_ctx: int) -> None:
-        self.path, self.threads, self.n_ctx = path, threads, n_ctx
-        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="afm-llama")
-        self._llm: Any = None
-        self.name = "afm-local-builtin"
-
-    def _resolve(self) -> Path:
-        if self.path is not None:
-            return self.path
-        from .models import ModelError, verified_path
-
-        for name, filename in (("qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
-                               ("smollm2-135m-instruct", "SmolLM2-135M-Instruct.Q4_1.gguf")):
-            try:
-                return verified_path(name, filename)
-            except ModelError as exc:
-                log.warning("built-in model: %s", exc)
-        raise APIError(503, "model_unavailable", "no built-in chat model is installed and no --upstream is set: "
-                       "run `afm-local models install` or start the server with --upstream")
-
-    def _ensure(self) -> Any:  # runs on the llama thread
-        if self._llm is None:
-            try:
-                import llama_cpp
-            except ImportError:
-                raise APIError(503, "model_unavailable", "llama-cpp-python is not installed (pip install afm-local[llm])") from None
-            path = self._resolve()
-            self._llm = llama_cpp.Llama(model_path=str(path), n_ctx=self.n_ctx, n_threads=self.threads,
-                                        n_threads_batch=self.threads, verbose=False)
-            self.name = f"afm-local/{path.stem}"
-        return self._llm
-
-    @staticmethod
-    def params(request: ChatCompletionRequest) -> dict[str, Any]:
-        extra = request.model_extra or {}
-        out: dict[str, Any] = {"max_tokens": min(request.max_tokens or BUILTIN_DEFAULT_MAX_TOKENS, BUILTIN_MAX_TOKENS)}
-        if request.temperature is not None:
-            out["temperature"] = request.temperature
-        for key in ("top_p", "seed", "presence_penalty", "frequency_penalty"):
-            if isinstance(extra.get(key), (int, float)) and not isinstance(extra.get(key), bool):
-                out[key] = extra[key]
-        stop = extra.get("stop")
-        if isinstance(stop, str) or (isinstance(stop, list) and all(isinstance(s, str) for s in stop) and len(stop) <= 4):
-            out["stop"] = stop
-        return out
-
-    def complete(self, messages: list[dict[str, str]], params: dict[str, Any]) -> dict[str, Any]:
-        llm = self._ensure()
-        try:
-            result = llm.create_chat_completion(messages=messages, **params)
-        except ValueError as exc:  # e.g. the prompt does not fit n_ctx
-            raise APIError(400, "context_length_exceeded", str(exc)[:300]) from None
-        result["model"] = self.name
-        return result
-
-    def stream(self, messages: list[dict[str, str]], params: dict[str, Any], emit: Callable[[Any], None],
-               cancelled: threading.Event) -> None:
-        try:
-            llm = self._ensure()
-            for chunk in llm.create_chat_completion(messages=messages, stream=True, **params):
-                if cancelled.is_set():
-                    break
-                chunk["model"] = self.name
-                emit(chunk)
-        except APIError as exc:
-            emit(error_body(exc.kind, exc.message))
-        except ValueError as exc:
-            emit(error_body("context_length_exceeded", str(exc)[:300]))
-        except Exception:
-            log.exception("built-in model failed while streaming")
-            emit(error_body("internal_error", "the built-in model failed"))
-        finally:
-            emit(None)
-
-    def close(self) -> None:
-        self.executor.shutdown(wait=False, cancel_futures=True)
 
 
 # ---------------------------------------------------------------------------------------- state
@@ -647,7 +303,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
         message = exc.detail if isinstance(exc.detail, str) else "error"
         if message == "There was an error parsing the body":
             return error_response(400, "invalid_json", "request body could not be parsed as JSON")
-        return error_response(exc.status_code, _STATUS_KIND.get(exc.status_code, "error"), message,
+        return error_response(exc.status_code, STATUS_KIND.get(exc.status_code, "error"), message,
                               headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)

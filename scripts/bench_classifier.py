@@ -29,8 +29,9 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from afm_local.classifier import LayeredClassifier  # noqa: E402
 from afm_local.importance_model import OnnxImportanceClassifier  # noqa: E402
-from afm_local.rules import RuleClassifier, hard_constraint_hits  # noqa: E402
+from afm_local.rules import RuleClassifier  # noqa: E402
 from afm_local.types import Classification, Importance  # noqa: E402
 
 LABELS = ["CRITICAL", "RELEVANT", "TRIVIAL"]
@@ -152,22 +153,6 @@ class ZeroShotClassifier:
         return out
 
 
-class ModelPlusRules:
-    """The model, then a hard-constraint rule hit raises to CRITICAL (never lowers)."""
-
-    def __init__(self, model) -> None:
-        self.model = model
-        self.name = model.name + "+rules"
-
-    def classify(self, texts):
-        out = []
-        for text, c in zip(texts, self.model.classify(texts)):
-            if c.label is not Importance.CRITICAL and hard_constraint_hits(text):
-                c = Classification(Importance.CRITICAL, c.scores, "rule")
-            out.append(c)
-        return out
-
-
 # ------------------------------------------------------------------------------------------ metrics
 def metrics(y, p):
     conf = {t: {q: 0 for q in LABELS} for t in LABELS}
@@ -198,6 +183,31 @@ def latency(clf, texts, runs):
     return statistics.median(ts), min(ts), max(ts)
 
 
+def conversation_table(clfs: dict, folder: Path) -> list[str]:
+    """CRITICAL detection inside whole conversations: the scenarios of bench_quality, written by
+    another hand than the training data and never used to fit or choose anything. Their constraint
+    messages are CRITICAL; every other turn (travel talk, facts, prices, thanks) is not. This is where
+    over-flagging shows: each false CRITICAL costs budget at Full in every context."""
+    files = sorted(p for p in folder.glob("*.json") if p.name != "index.json")
+    if not files:
+        return []
+    rows = []
+    for path in files:
+        sc = json.loads(path.read_text(encoding="utf-8"))
+        crit = set(sc.get("constraint_indexes", []))
+        rows += [(m["content"], i in crit) for i, m in enumerate(sc["messages"])]
+    md = [f"## Constraint detection in {len(files)} benchmark conversations ({len(rows)} messages, "
+          f"{sum(c for _, c in rows)} constraints)", "",
+          "| classifier | CRIT recall | CRIT precision | false CRITICAL per 100 other messages |", "|---|---|---|---|"]
+    for name, clf in clfs.items():
+        pred = [c.label is Importance.CRITICAL for c in clf.classify([t for t, _ in rows])]
+        tp = sum(p and c for p, (_, c) in zip(pred, rows))
+        fp = sum(p and not c for p, (_, c) in zip(pred, rows))
+        pos = sum(c for _, c in rows)
+        md.append(f"| {name} | {tp / max(1, pos):.3f} | {tp / max(1, tp + fp):.3f} | {100 * fp / max(1, len(rows) - pos):.1f} |")
+    return md + [""]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model-dir", type=Path, default=ROOT / "models" / "importance")
@@ -212,7 +222,7 @@ def main() -> None:
     load_ms = (time.perf_counter() - t) * 1000
     emb, emb_name = make_embedder()
     clfs = {"rules": RuleClassifier(), "zero-shot": ZeroShotClassifier(emb), "model": model,
-            "model+rules": ModelPlusRules(model)}
+            "model+rules": LayeredClassifier(model)}
 
     # a realistic batch of 30: the first 15 English and 15 Russian test messages
     batch = [r["text"] for r in sets["test"] if r["lang"] == "en"][:15] + \
@@ -252,6 +262,7 @@ def main() -> None:
                    for r, p in wrong]
             md.append("")
 
+    md += conversation_table(clfs, ROOT / "data" / "scenarios")
     md += ["## Latency: one batch of 30 messages (15 en + 15 ru from test), 1 thread", "",
            f"Median of {args.runs} runs after one warm-up.", "",
            "| classifier | median ms | min ms | max ms |", "|---|---|---|---|"]

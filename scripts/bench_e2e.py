@@ -27,7 +27,6 @@ hand; the grader's error rate against them is reported. Writes ``docs/benchmarks
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import re
 import statistics
@@ -263,7 +262,7 @@ def main() -> None:
                       f"{v['tokens']:.0f} | {v['build_ms']:.2f} | {v['llm_s']:.1f} |")
     md += ["", "Per-turn latency = build_context (ms) + one LLM answer (s) on one CPU thread; the paper's pipeline took 21.2 s "
            "per turn with gpt-4o-mini doing every classification and compression over the network.", "",
-           f"## Grader vs hand grades", "",
+           "## Grader vs hand grades", "",
            f"{len(hand)} answers in `data/scenarios/hand_graded.jsonl` were read and graded by hand (recall and conditioning "
            f"judged as a careful reader would; {hand_pass} of them pass by hand). Grader disagreements on pass/fail: "
            f"**{grader_error}**; on the recall component alone: **{recall_error}**.", ""]

@@ -212,7 +212,7 @@ def main() -> None:
             fm = FocusManager(cfg, components=comps, cache=cache)
             fm.add_messages(msgs)
             managers[name] = (fm, kw.get("fill"))
-        matrix = np.vstack([comps.embedder.embed([m["content"]])[0] if False else managers["afm"][0]._vectors[i] for i in range(len(msgs))])
+        matrix = managers["afm"][0].embeddings()
         for q in conv["questions"]:
             ev = q["evidence"]
             qv = comps.embedder.embed([q["question"]])[0]

@@ -287,7 +287,6 @@ def write_headline() -> Path:
     if q:
         b = q["headline_budget"]
         allergy = q["summary_allergy"]
-        n = None
         lines.append(f"Classifier used: `{q['classifier']}`. Allergy variants: {q['n_allergy']} (of which {q['n_implicit']} state the "
                      f"allergy without an allergy keyword). Budget for the headline column: {b} tokens.")
         lines.append("")

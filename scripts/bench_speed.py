@@ -105,7 +105,7 @@ def main() -> None:
         f"| ingest one message (embed + classify + compress + count), cold cache | {median_ms(ingest):.1f} ms | < 30 ms |",
         f"| ingest in a batch, per message | {batch_per_msg * 1000:.1f} ms | |",
         "",
-        f"| render | budget | build_context, warm caches | with a new query (one embedding) | target |",
+        "| render | budget | build_context, warm caches | with a new query (one embedding) | target |",
         "|---|---:|---:|---:|---:|",
     ]
     lines += [f"| {r} | {b} | {warm:.1f} ms | {cold:.1f} ms | < 20 ms |" for r, b, warm, cold in rows]

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]

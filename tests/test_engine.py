@@ -61,10 +61,17 @@ def test_peanut_allergy_is_full_and_first_in_structured_render(budget):
     assert ctx.tokens_used == recount(ctx, fm.config)
 
 
-@pytest.mark.parametrize("budget", [120, 300, 800])
-def test_chat_render_counts_everything_sent(budget):
+def minimum_budget(fm: FocusManager, **kwargs) -> int:
+    with pytest.raises(BudgetTooSmall) as err:
+        fm.build_context(PEANUT["query"], 1, PEANUT["preamble"], **kwargs)
+    return err.value.minimum
+
+
+@pytest.mark.parametrize("extra", [0, 60, 400])
+def test_chat_render_counts_everything_sent(extra):
     fm = manager()
     fm.add_messages(PEANUT["messages"])
+    budget = minimum_budget(fm) + extra  # from the tightest budget the constraints allow
     ctx = fm.build_context(PEANUT["query"], budget, PEANUT["preamble"])
     assert ctx.messages[0] == {"role": "system", "content": PEANUT["preamble"]}
     assert ctx.messages[-1]["content"] == PEANUT["query"]

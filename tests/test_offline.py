@@ -36,3 +36,20 @@ def test_pipeline_makes_no_network_connection(no_network):
     for render in ("chat", "structured"):
         ctx = fm.build_context(data["query"], 400, data["preamble"], render=render)
         assert ctx.tokens_used <= 400
+
+
+def test_engine_and_server_do_not_import_torch():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, json\n"
+        "from afm_local import FocusManager, local_components\n"
+        "import afm_local.server, afm_local.llama, afm_local.guard\n"
+        "fm = FocusManager(components=local_components(threads=1))\n"
+        "fm.add_message('user', 'I am allergic to peanuts.')\n"
+        "fm.build_context('What should I eat?', 200)\n"
+        "print(json.dumps(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -61,8 +61,9 @@ def is_error(response: httpx.Response, status: int) -> dict:
 @pytest.fixture(scope="module")
 def server(spawn_module_server, tmp_path_factory):
     db = tmp_path_factory.mktemp("api") / "api.db"
+    # --no-abstractive: these tests count cache misses, which background topic jobs would add to.
     return spawn_module_server("--db", str(db), "--api-key-env", "AFM_TEST_KEY", "--budget", "300",
-                               env={"AFM_TEST_KEY": KEY}, name="api")
+                               "--no-abstractive", env={"AFM_TEST_KEY": KEY}, name="api")
 
 
 @pytest.fixture(scope="module")
@@ -244,7 +245,7 @@ def test_hostile_inputs_get_clear_4xx(client, server):
 
 def test_sigkill_during_writes_loses_nothing_acknowledged(spawn_server, tmp_path):
     db = tmp_path / "crash.db"
-    srv = spawn_server("--db", str(db), name="crash")
+    srv = spawn_server("--db", str(db), "--no-abstractive", name="crash")
     with httpx.Client(base_url=srv.url, timeout=30.0, trust_env=False) as c:
         sid = c.post("/v1/sessions").json()["id"]
     acked: list[str] = []
@@ -257,7 +258,8 @@ def test_sigkill_during_writes_loses_nothing_acknowledged(spawn_server, tmp_path
             while not stop.is_set():
                 text = f"Note {i}: the meeting with supplier {i % 7} about order #{1000 + i} moved to {8 + i % 10}:30."
                 try:
-                    r = c.post(f"/v1/sessions/{sid}/messages", json={"role": "user" if i % 2 else "assistant", "content": text})
+                    r = c.post(f"/v1/sessions/{sid}/messages",  # importance given: this test is about storage
+                               json={"role": "user" if i % 2 else "assistant", "content": text, "importance": "RELEVANT"})
                 except httpx.HTTPError:
                     return  # the server died under us: this one was never acknowledged
                 if r.status_code == 201:
@@ -289,7 +291,7 @@ def test_sigkill_during_writes_loses_nothing_acknowledged(spawn_server, tmp_path
     assert len(stored) - len(acked) <= len(threads)  # at most the requests in flight at the kill
     assert seqs == list(range(len(seqs)))
 
-    again = spawn_server("--db", str(db), name="restart")
+    again = spawn_server("--db", str(db), "--no-abstractive", name="restart")
     with httpx.Client(base_url=again.url, timeout=60.0, trust_env=False) as c:
         r = c.get(f"/v1/sessions/{sid}")  # restores the session: every artifact from SQLite
         assert r.status_code == 200
@@ -348,9 +350,10 @@ needs_gguf = pytest.mark.skipif(not GGUF.is_file() and not GGUF_SMALL.is_file(),
 def chat_servers(spawn_module_server, tmp_path_factory):
     """An upstream (afm-local with its built-in llama.cpp model) and a front server forwarding to it."""
     base = tmp_path_factory.mktemp("chat")
-    upstream = spawn_module_server("--db", str(base / "upstream.db"), name="upstream")
+    upstream = spawn_module_server("--db", str(base / "upstream.db"), "--no-abstractive", name="upstream")
     front = spawn_module_server("--db", str(base / "front.db"), "--upstream", upstream.url, "--api-key-env",
-                                "AFM_TEST_KEY", "--budget", "150", env={"AFM_TEST_KEY": KEY}, name="front")
+                                "AFM_TEST_KEY", "--budget", "150", "--no-abstractive", env={"AFM_TEST_KEY": KEY},
+                                name="front")
     return upstream, front
 
 
@@ -443,3 +446,33 @@ def test_named_but_unset_api_key_refuses_to_start(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "AFM_UNSET_KEY" in proc.stderr
     assert not (tmp_path / "x.db").exists()
+
+
+GGUF = REPO / "models" / "gguf" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not GGUF.is_file(), reason="GGUF model not installed (afm-local models install)")
+def test_background_topics_are_persisted_and_survive_a_restart(spawn_server, tmp_path):
+    """The GGUF model names a long message's topic in the background; the store keeps it."""
+    db = tmp_path / "topics.db"
+    srv = spawn_server("--db", str(db), name="topics")
+    text = ("[RELEVANT] We compared three riverside hotels in Bangkok: the Chatrium costs 3,900 baht a night with a "
+            "shuttle boat, the Millennium Hilton 4,600 with a rooftop pool, and the Peninsula 8,200 with a spa.")
+    with httpx.Client(base_url=srv.url, timeout=60.0, trust_env=False) as c:
+        sid = c.post("/v1/sessions").json()["id"]
+        assert c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": text}).status_code == 201
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            with sqlite3.connect(db) as con:
+                keys = [k for (k,) in con.execute("SELECT key FROM artifacts WHERE kind = 'topic'")]
+            if any(k.startswith("guarded-llama:") for k in keys):
+                break
+            time.sleep(1)
+        else:
+            pytest.fail(f"no model topic persisted; topic keys {keys}\n{srv.log()}")
+        before = c.get(f"/v1/sessions/{sid}").json()["messages"][0]["placeholder"]
+    srv.stop()
+    again = spawn_server("--db", str(db), name="topics-restart")
+    with httpx.Client(base_url=again.url, timeout=60.0, trust_env=False) as c:
+        assert c.get(f"/v1/sessions/{sid}").json()["messages"][0]["placeholder"] == before
