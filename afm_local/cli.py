@@ -164,6 +164,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
             raise UsageError(f"--from expects NAME=PATH, got {item!r}")
         local[name] = Path(path)
     results = models.install(names=args.names or None, include_optional=args.optional, local=local)
+    models.clean_wheels()  # downloaded wheels were only the transport of their members
     for s in results:
         print(f"{s.state:<9} {s.name:<30} {s.path}")
     return 0
