@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from afm_local.classifier import LayeredClassifier  # noqa: E402
+from train_classifier import metrics  # noqa: E402  (one definition of the metrics; no torch at import)
 from afm_local.importance_model import OnnxImportanceClassifier  # noqa: E402
 from afm_local.rules import RuleClassifier  # noqa: E402
 from afm_local.types import Classification, Importance  # noqa: E402
@@ -154,25 +155,6 @@ class ZeroShotClassifier:
 
 
 # ------------------------------------------------------------------------------------------ metrics
-def metrics(y, p):
-    conf = {t: {q: 0 for q in LABELS} for t in LABELS}
-    for a, b in zip(y, p):
-        conf[a][b] += 1
-    per, f1s = {}, []
-    for lab in LABELS:
-        tp = conf[lab][lab]
-        fp = sum(conf[t][lab] for t in LABELS if t != lab)
-        fn = sum(conf[lab][q] for q in LABELS if q != lab)
-        pr = tp / (tp + fp) if tp + fp else 0.0
-        rc = tp / (tp + fn) if tp + fn else 0.0
-        f1 = 2 * pr * rc / (pr + rc) if pr + rc else 0.0
-        per[lab] = (pr, rc, f1)
-        if tp + fn:
-            f1s.append(f1)
-    acc = sum(conf[lab][lab] for lab in LABELS) / max(1, len(y))
-    return {"n": len(y), "acc": acc, "macro_f1": float(np.mean(f1s)), "per": per, "conf": conf}
-
-
 def latency(clf, texts, runs):
     clf.classify(texts)  # warm-up
     ts = []
@@ -246,14 +228,14 @@ def main() -> None:
             for lang in ("en", "ru", "all"):
                 idx = [i for i, r in enumerate(rows) if lang == "all" or r["lang"] == lang]
                 m = metrics([rows[i]["label"] for i in idx], [preds[name][i] for i in idx])
-                md.append(f"| {name} | {lang} | {m['n']} | {m['acc']:.3f} | {m['macro_f1']:.3f} | "
-                          + " | ".join(f"{m['per'][c][0]:.3f} | {m['per'][c][1]:.3f}" for c in LABELS) + " |")
+                md.append(f"| {name} | {lang} | {m['n']} | {m['accuracy']:.3f} | {m['macro_f1']:.3f} | "
+                          + " | ".join(f"{m['per_class'][c]['precision']:.3f} | {m['per_class'][c]['recall']:.3f}" for c in LABELS) + " |")
         md.append("")
         for name in ("model", "model+rules"):
             m = metrics([r["label"] for r in rows], preds[name])
             md += [f"Confusion matrix, {name}, {sname} (rows = true, columns = predicted):", "",
                    "| true \\ pred | " + " | ".join(LABELS) + " |", "|---|---|---|---|"]
-            md += [f"| {t} | " + " | ".join(str(m["conf"][t][p]) for p in LABELS) + " |" for t in LABELS]
+            md += [f"| {t} | " + " | ".join(str(m["confusion"][t][p]) for p in LABELS) + " |" for t in LABELS]
             md.append("")
         if sname == "new_phrasings":
             wrong = [(r, preds["model"][i]) for i, r in enumerate(rows) if preds["model"][i] != r["label"]]

