@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Set everything up, then pack the bundled peanut-allergy trip into 300 tokens with the structured
+# Set everything up, then pack the bundled peanut-allergy trip into 500 tokens with the structured
 # memory: the allergy from turn 2 reaches the model first and verbatim.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-.venv/bin/afm-local pack examples/peanut_trip.json --budget 300 --render structured "$@"
+.venv/bin/afm-local pack examples/peanut_trip.json --budget 500 --render structured "$@"

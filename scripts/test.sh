@@ -4,7 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev
-.venv/bin/afm-local models install smollm2-135m-instruct
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   if [ "$(id -u)" = 0 ]; then
     (apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null) \
