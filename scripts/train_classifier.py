@@ -172,7 +172,7 @@ def main() -> None:
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=8e-5)
-    ap.add_argument("--max-len", type=int, default=64)
+    ap.add_argument("--max-len", type=int, default=128)
     ap.add_argument("--layers", type=int, default=4,
                     help="keep only the first N encoder layers (0 or >= base depth = all); 4 of MiniLM's 6 meets the 60 ms budget")
     ap.add_argument("--seed", type=int, default=13)
@@ -182,7 +182,7 @@ def main() -> None:
     ap.add_argument("--resume", type=Path, default=None, help="skip training: load this saved fine-tuned model")
     ap.add_argument("--limit", type=int, default=None, help="use only the first N rows of each split (tests)")
     ap.add_argument("--no-ngram", action="store_true", help="encoder only, no char n-gram model")
-    ap.add_argument("--target-recall", type=float, default=0.98, help="CRITICAL recall the rule aims for on validation")
+    ap.add_argument("--target-recall", type=float, default=0.97, help="CRITICAL recall the rule aims for on validation")
     ap.add_argument("--max-model-mb", type=float, default=28.0, help="largest acceptable model.onnx")
     ap.add_argument("--min-agreement", type=float, default=0.99, help="fail if ONNX int8 vs torch argmax agreement is lower")
     args = ap.parse_args()
