@@ -41,10 +41,10 @@ def score_messages(
     """
     sim = np.maximum(similarity.astype(np.float64), 0.0)
     classes = np.array([imp.value for imp in importance], dtype=object)
-    floor = config.similarity_floor
-    if floor is not None:  # optional long-conversation remedy: no decay for clearly similar RELEVANT messages
-        recency = np.where(sim >= floor, 1.0, recency)
-    relevant = sim * (config.relevant_base + config.relevant_recency * recency)
+    relevant_w = recency
+    if config.similarity_floor is not None:  # long-conversation remedy: no decay for clearly similar RELEVANT
+        relevant_w = np.where(sim >= config.similarity_floor, 1.0, recency)
+    relevant = sim * (config.relevant_base + config.relevant_recency * relevant_w)
     trivial = sim * config.trivial_scale * recency
     scores = np.where(classes == Importance.RELEVANT.value, relevant, trivial)
     return np.where(classes == Importance.CRITICAL.value, config.critical_score, scores)

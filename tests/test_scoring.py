@@ -56,3 +56,11 @@ def test_config_rejects_bad_values():
         AFMConfig(full_threshold=0.2, compressed_threshold=0.3)
     with pytest.raises(ValidationError):
         AFMConfig(unknown_field=1)
+
+
+def test_similarity_floor_lifts_decay_for_relevant_only():
+    cfg = AFMConfig(similarity_floor=0.4)
+    sim = np.array([0.5, 0.5, 0.3])
+    w = np.array([0.01, 0.01, 0.01])
+    scores = score_messages([R, T, R], sim, w, cfg)
+    assert scores == pytest.approx([0.5 * (0.4 + 0.4 * 1.0), 0.5 * 0.25 * 0.01, 0.3 * (0.4 + 0.4 * 0.01)])
