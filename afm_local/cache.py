@@ -66,6 +66,16 @@ class ArtifactCache:
         self.misses = 0
 
     def get(self, kind: str, component: str, text_hash: str) -> Any | None:
+        """The cached value, or ``None`` counted as a miss (the caller is about to compute it)."""
+        value = self.peek(kind, component, text_hash)
+        if value is None:
+            with self._lock:
+                self.misses += 1
+        return value
+
+    def peek(self, kind: str, component: str, text_hash: str) -> Any | None:
+        """The cached value (counted as a hit), or ``None`` without counting a miss: for optional
+        artifacts such as a background model's result, whose absence computes nothing."""
         key = (kind, f"{component}:{text_hash}")
         with self._lock:
             if key in self._data:
@@ -80,17 +90,7 @@ class ArtifactCache:
                 with self._lock:
                     self.hits += 1
                 return value
-        with self._lock:
-            self.misses += 1
         return None
-
-    def __contains__(self, key: tuple[str, str, str]) -> bool:
-        """``(kind, component, text_hash) in cache``: a look that neither loads nor counts."""
-        kind, component, text_hash = key
-        with self._lock:
-            if (kind, f"{component}:{text_hash}") in self._data:
-                return True
-        return self._backend is not None and self._backend.load_artifact(kind, f"{component}:{text_hash}") is not None
 
     def put(self, kind: str, component: str, text_hash: str, value: Any) -> None:
         key = (kind, f"{component}:{text_hash}")

@@ -10,7 +10,8 @@ from pathlib import Path
 from .classifier import LayeredClassifier
 from .compression import ExtractiveCompressor, KeyphraseTopicer
 from .config import AFMConfig
-from .models import INSTALL_HINT, ModelError
+from .models import INSTALL_HINT, ModelError, load_manifest
+from .paths import models_dir
 from .protocols import Compressor, Embedder, ImportanceClassifier, TokenCounter, Topicer
 
 log = logging.getLogger("afm_local")
@@ -32,7 +33,6 @@ class Components:
 def local_classifier(root: Path | None = None, threads: int = 1) -> ImportanceClassifier:
     """The trained ONNX classifier with rules on top when it is installed; the rules alone otherwise."""
     from .importance_model import OnnxImportanceClassifier
-    from .paths import models_dir
 
     model_dir = (root or models_dir()) / "importance"
     model = OnnxImportanceClassifier(model_dir, threads=threads) if OnnxImportanceClassifier.available(model_dir) else None
@@ -85,8 +85,6 @@ def guarded_llama(
     """
     from .guard import GuardedCompressor, SummaryGuard
     from .llama import LlamaCppCompressor
-    from .models import load_manifest
-    from .paths import models_dir
 
     if model.endswith(".gguf"):
         path = Path(model).expanduser()

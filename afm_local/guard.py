@@ -68,19 +68,13 @@ from typing import Any, Callable, Union
 import numpy as np
 
 from .compression import KeyphraseTopicer, split_sentences
-from .lexicon import is_named, is_negation, words
+from .lexicon import detect_language, is_named, is_negation, words
 from .protocols import Compressor, Embedder, TokenCounter, Topicer
 from .types import Compression
 
 DEFAULT_MIN_SIMILARITY = 0.60
 DEFAULT_MIN_SIMILARITY_CYRILLIC = 0.80
 DEFAULT_MIN_TOPIC_SIMILARITY = 0.25
-_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
-_LATIN = re.compile(r"[A-Za-z]")
-
-
-def _mostly_cyrillic(text: str) -> bool:
-    return len(_CYRILLIC.findall(text)) > len(_LATIN.findall(text))
 
 _EXTRA_NEGATIONS = frozenset(
     """
@@ -243,7 +237,7 @@ class SummaryGuard:
 
     def threshold(self, source: str) -> float:
         """The similarity threshold for this source: a stricter one for mostly Cyrillic text."""
-        if self.min_similarity_cyrillic is not None and _mostly_cyrillic(source):
+        if self.min_similarity_cyrillic is not None and detect_language(source) == "ru":
             return max(self.min_similarity, self.min_similarity_cyrillic)
         return self.min_similarity
 

@@ -60,6 +60,16 @@ until within under over above below per both either neither must should
 )
 
 
+_CYRILLIC = re.compile(r"[\u0400-\u04FF]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def detect_language(*texts: str) -> str:
+    """``"ru"`` when Cyrillic letters outnumber Latin ones across the texts, else ``"en"``."""
+    joined = " ".join(texts)
+    return "ru" if len(_CYRILLIC.findall(joined)) > len(_LATIN.findall(joined)) else "en"
+
+
 def words(text: str) -> list[str]:
     """Words and punctuation marks in order, so a pruned sentence can be put back together."""
     return WORD_RE.findall(text)

@@ -22,22 +22,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from .lexicon import detect_language
 from .models import INSTALL_HINT, ModelError, load_manifest, verified_path
 from .paths import models_dir
 from .types import Compression
 
-_CYRILLIC = re.compile(r"[А-Яа-яЁё]")
-_LATIN = re.compile(r"[A-Za-z]")
 _PREFIX = re.compile(
     r"^\s*(?:summary|short|compressed|shortened|topic|answer|output|кратко|сжато|тема|итог)\s*[:\-–—]\s*",
     re.IGNORECASE,
 )
 _QUOTES = "\"'«»“”„`"
-
-
-def detect_language(text: str) -> str:
-    """``"ru"`` when Cyrillic letters outnumber Latin ones, else ``"en"``."""
-    return "ru" if len(_CYRILLIC.findall(text)) > len(_LATIN.findall(text)) else "en"
 
 
 _LANG_NAME = {"en": "English", "ru": "Russian"}

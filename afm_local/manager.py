@@ -19,9 +19,10 @@ import numpy as np
 from .cache import ArtifactCache, content_hash
 from .components import Components, local_components
 from .config import AFMConfig
-from .packing import BudgetTooSmall, PackItem, minimum_history_cost, pack
+from .packing import BudgetTooSmall, PackItem, cap_placeholders, minimum_history_cost, pack
 from .protocols import Topicer
-from .render import Packed, detect_language, render_chat, render_structured, structured_skeleton
+from .lexicon import detect_language
+from .render import Packed, render_chat, render_structured, structured_skeleton
 from .scoring import intended_fidelity, messages_ago, recency_weight, score_messages
 from .tags import parse_tag
 from .types import ROLES, Context, ContextItem, Fidelity, Importance, Message
@@ -148,16 +149,12 @@ class FocusManager:
             f"{c.abstractive.name}@{cfg.compression_ratio}" if c.abstractive and cfg.abstractive_summaries else None
         )
         # A background model's result, when one was already made (and stored), wins over the instant form.
-        if abstract_key and ("compressed", abstract_key, text_hash) in cache:
-            compressed = cache.get("compressed", abstract_key, text_hash)
-        else:
-            compressed = cache.get_or_compute(
-                "compressed", ratio_key, text_hash, lambda: c.compressor.compress(text, cfg.compression_ratio)
-            )
-        if c.abstractive and ("topic", c.abstractive.name, text_hash) in cache:
-            topic = cache.get("topic", c.abstractive.name, text_hash)
-        else:
-            topic = cache.get_or_compute("topic", c.topicer.name, text_hash, lambda: c.topicer.topic(text))
+        compressed = (cache.peek("compressed", abstract_key, text_hash) if abstract_key else None) or cache.get_or_compute(
+            "compressed", ratio_key, text_hash, lambda: c.compressor.compress(text, cfg.compression_ratio)
+        )
+        topic = (cache.peek("topic", c.abstractive.name, text_hash) if c.abstractive else None) or cache.get_or_compute(
+            "topic", c.topicer.name, text_hash, lambda: c.topicer.topic(text)
+        )
         tokens_full = cache.get_or_compute("tokens", counter, text_hash, lambda: c.counter.count(text))
         tokens_compressed = cache.get_or_compute(
             "tokens", counter, content_hash(compressed.text), lambda: c.counter.count(compressed.text)
@@ -201,8 +198,8 @@ class FocusManager:
         if abstractive is None or message.tokens_full <= 2 * self.config.placeholder_max_tokens:
             return
         key = f"{abstractive.name}@{self.config.compression_ratio}"
-        summary_done = not self.config.abstractive_summaries or ("compressed", key, message.content_hash) in self.cache
-        topic_done = not isinstance(abstractive, Topicer) or ("topic", abstractive.name, message.content_hash) in self.cache
+        summary_done = not self.config.abstractive_summaries or self.cache.peek("compressed", key, message.content_hash)
+        topic_done = not isinstance(abstractive, Topicer) or self.cache.peek("topic", abstractive.name, message.content_hash)
         if summary_done and topic_done:
             return
         self._pending = [f for f in self._pending if not f.done()]
@@ -288,14 +285,14 @@ class FocusManager:
         scores = score_messages(importance, similarity, recency, cfg)
         intended = [intended_fidelity(float(s), imp, cfg) for s, imp in zip(scores, importance)]
 
-        language = detect_language([m.content for m in messages[-50:]] + [current_query])
+        language = detect_language(*(m.content for m in messages[-50:]), current_query)
         per_item = cfg.per_message_overhead if render == "chat" else STRUCTURED_LINE_OVERHEAD
         items = [
             PackItem(m.importance, float(s), f, self._costs(m, ct, per_item))
             for m, s, f, (_, ct) in zip(messages, scores, intended, forms)
         ]
         if cfg.max_placeholders is not None:
-            items = _cap_placeholders(items, cfg.max_placeholders)
+            items = cap_placeholders(items, cfg.max_placeholders)
         query_cost = c.counter.count(current_query) + cfg.per_message_overhead
         if render == "chat":
             fixed = query_cost + cfg.reply_overhead
@@ -364,26 +361,6 @@ class FocusManager:
             dim = getattr(self.components.embedder, "dim", 0)
             self._matrix = np.vstack(self._vectors) if self._vectors else np.zeros((0, dim), dtype=np.float32)
         return self._matrix
-
-
-def _cap_placeholders(items: list[PackItem], cap: int) -> list[PackItem]:
-    """``AFMConfig.max_placeholders``: only the ``cap`` highest-scoring non-CRITICAL messages (newer first
-    on ties) keep a placeholder form; the rest lose it, so they reach the model Full or Compressed or not
-    at all. Keeps the afm packer's placeholder floor within budget on very long histories, where it would
-    otherwise drop the oldest messages outright, relevant or not."""
-    ranked = sorted(
-        (i for i, it in enumerate(items) if it.importance is not Importance.CRITICAL),
-        key=lambda i: (-items[i].score, -i),
-    )
-    keep = set(ranked[:cap])
-    out = []
-    for i, it in enumerate(items):
-        if it.importance is Importance.CRITICAL or i in keep or Fidelity.PLACEHOLDER not in it.costs:
-            out.append(it)
-        else:
-            costs = {f: c for f, c in it.costs.items() if f is not Fidelity.PLACEHOLDER}
-            out.append(PackItem(it.importance, it.score, it.intended, costs))
-    return out
 
 
 def _form_text(message: Message, fidelity: Fidelity, compressed: str, compressed_tokens: int) -> str:

@@ -55,6 +55,26 @@ def minimum_history_cost(items: Sequence[PackItem]) -> int:
     return sum(it.costs[Fidelity.FULL] for it in items if it.importance is Importance.CRITICAL)
 
 
+def cap_placeholders(items: list[PackItem], cap: int) -> list[PackItem]:
+    """``AFMConfig.max_placeholders``: only the ``cap`` highest-scoring non-CRITICAL messages (newer first
+    on ties) keep a placeholder form; the rest lose it, so they reach the model Full or Compressed or not
+    at all. Keeps the afm packer's placeholder floor within budget on very long histories, where it would
+    otherwise drop the oldest messages outright, relevant or not."""
+    ranked = sorted(
+        (i for i, it in enumerate(items) if it.importance is not Importance.CRITICAL),
+        key=lambda i: (-items[i].score, -i),
+    )
+    keep = set(ranked[:cap])
+    out = []
+    for i, it in enumerate(items):
+        if it.importance is Importance.CRITICAL or i in keep or Fidelity.PLACEHOLDER not in it.costs:
+            out.append(it)
+        else:
+            costs = {f: c for f, c in it.costs.items() if f is not Fidelity.PLACEHOLDER}
+            out.append(PackItem(it.importance, it.score, it.intended, costs))
+    return out
+
+
 def pack(
     items: Sequence[PackItem],
     available: int,

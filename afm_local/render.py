@@ -8,13 +8,9 @@ the conversation's language (English or Russian).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .types import Fidelity, Importance
-
-_CYRILLIC = re.compile(r"[\u0400-\u04FF]")
-_LATIN = re.compile(r"[A-Za-z]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +41,6 @@ HEADINGS = {
         rest="### ПРОЧЕЕ: остальные реплики, по строке на каждую",
     ),
 }
-
-
-def detect_language(texts: list[str]) -> str:
-    """``"ru"`` when Cyrillic letters outnumber Latin ones across the texts, else ``"en"``."""
-    joined = " ".join(texts)
-    return "ru" if len(_CYRILLIC.findall(joined)) > len(_LATIN.findall(joined)) else "en"
 
 
 @dataclass(frozen=True, slots=True)

