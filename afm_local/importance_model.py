@@ -132,15 +132,52 @@ class OnnxImportanceClassifier:
         return np.asarray(self._ngram.run([self._ngram_prob], {self._ngram_input: x})[0], dtype=np.float64)
 
     def probs(self, texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
-        """Ensembled per-class probabilities (columns in ``self.labels`` order) and each text's language."""
+        """Ensembled per-class probabilities (columns in ``self.labels`` order) and each text's language.
+
+        The n-gram model runs first, because it is cheap. The encoder then runs only for messages
+        whose label it could still change: the ensemble is ``w * encoder + (1 - w) * ngram``, so the
+        encoder can move each probability by at most ``w``. When the decision comes out the same at
+        both ends of that range, the encoder is skipped and the row reports the n-gram
+        probabilities, which give that same decision. Labels are exactly those of the full
+        ensemble; only the reported scores of settled rows differ.
+        """
         texts = list(texts)
         langs = [detect_lang(t) for t in texts]
-        p = self.encoder_probs(texts)
         q = self.ngram_probs(texts)
-        if q is not None:
-            w = np.asarray([float(self.config["ensemble"][lang]["w_model"]) for lang in langs])[:, None]
-            p = w * p + (1.0 - w) * q
+        if q is None:
+            return self.encoder_probs(texts), langs
+        w = self.ensemble_weights(langs)
+        need = self.encoder_rows(q, langs)
+        p = q.copy()
+        if need:
+            pm = self.encoder_probs([texts[i] for i in need])
+            p[need] = w[need, None] * pm + (1.0 - w[need, None]) * q[need]
         return p, langs
+
+    def encoder_rows(self, q: np.ndarray, langs: Sequence[str]) -> list[int]:
+        """Indices of the rows whose label the encoder could still change, given n-gram probabilities ``q``."""
+        w = self.ensemble_weights(langs)
+        return [i for i in range(len(langs)) if not self._settled(q[i], w[i], langs[i])]
+
+    def ensemble_weights(self, langs: Sequence[str]) -> np.ndarray:
+        """The encoder's weight in the ensemble for each text, by language (chosen on validation)."""
+        return np.asarray([float(self.config["ensemble"][lang]["w_model"]) for lang in langs])
+
+    def _settled(self, q: np.ndarray, w: float, lang: str) -> bool:
+        """True when no encoder output could change the label that the ensemble gives this row."""
+        if w <= 0.0:
+            return True
+        margin = 1e-9
+        ci = self.labels.index("CRITICAL")
+        ri, ti = self.labels.index("RELEVANT"), self.labels.index("TRIVIAL")
+        t = float(self.config["decision"]["critical_threshold"][lang])
+        low, high = (1.0 - w) * q[ci], (1.0 - w) * q[ci] + w
+        if low >= t + margin:
+            return True  # CRITICAL whatever the encoder says
+        if high >= t - margin:
+            return False
+        # never CRITICAL: RELEVANT vs TRIVIAL must be settled too; the encoder moves their gap by at most w
+        return abs((1.0 - w) * (q[ri] - q[ti])) > w + margin
 
     def decide(self, p: np.ndarray, langs: Sequence[str]) -> list[str]:
         rule = self.config["decision"]

@@ -16,7 +16,11 @@ How it works
   "Бюджет строго до 300 тысяч рублей." (CRITICAL).
 * ``long_messages.jsonl`` (hand-written long messages, one group per message or contrastive pair) is
   read and split with the rest.
-* ``new_phrasings.jsonl`` is NOT written here: it is hand-written, in styles this script never uses.
+* ``chat_*.jsonl`` (hand-written chat messages in many registers, with fact-heavy hard negatives) are
+  split by group into train and validation only, after the core split, so the core test split and
+  its bytes stay as they were.
+* ``new_phrasings.jsonl`` and ``new_phrasings_2.jsonl`` are NOT read here: they are hand-written
+  held-out sets, reported only.
 
 Run:  python scripts/make_importance_data.py [--seed 13] [--out data/importance]
 """
@@ -497,7 +501,9 @@ def _register(lang: str, label: str, text: str, rng: random.Random) -> str:
     return text.strip()
 
 
-LONG_MESSAGES = Path(__file__).resolve().parents[1] / "data" / "importance" / "long_messages.jsonl"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data" / "importance"
+LONG_MESSAGES = DATA_DIR / "long_messages.jsonl"
+KEYS = ("text", "label", "lang", "domain", "role", "group")
 
 
 def generate(seed: int) -> list[dict]:
@@ -528,15 +534,31 @@ def generate(seed: int) -> list[dict]:
 def load_long_messages() -> list[dict]:
     """Long, mostly hand-written messages (25-120 words; see docs/data_card.md), one group per message
     or contrastive pair. Without them the model learned "long and full of facts" as CRITICAL."""
-    if not LONG_MESSAGES.is_file():
-        return []
-    keys = ("text", "label", "lang", "domain", "role", "group")
-    rows = [json.loads(line) for line in LONG_MESSAGES.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [{k: r[k] for k in keys} for r in rows]
+    return _read_rows(LONG_MESSAGES) if LONG_MESSAGES.is_file() else []
 
 
-def split(rows: list[dict], seed: int) -> dict[str, list[dict]]:
-    """Group split, stratified by (lang, label). Hand groups containing the known failure go to train."""
+def load_chat_messages() -> list[dict]:
+    """Hand-written chat messages (``chat_*.jsonl``), added after the first two models: real chats
+    are full of schedules, prices and fact-heavy answers that are RELEVANT, and of constraints said
+    in passing, in lists or in questions. Each file is checked, so a typo in a label fails here."""
+    rows: list[dict] = []
+    for path in sorted(DATA_DIR.glob("chat_*.jsonl")):
+        for n, r in enumerate(_read_rows(path), 1):
+            if r["label"] not in (C, R, T) or r["lang"] not in ("en", "ru") or r["role"] not in ("user", "assistant"):
+                raise SystemExit(f"{path.name}:{n}: bad label, lang or role in {r}")
+            rows.append(r)
+    return rows
+
+
+def _read_rows(path: Path) -> list[dict]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [{k: r[k] for k in KEYS} for r in rows]
+
+
+def split(rows: list[dict], seed: int, test_share: float = 0.15) -> dict[str, list[dict]]:
+    """Group split, stratified by (lang, label): 15% of the groups of each (lang, label) to validation,
+    ``test_share`` to test, the rest to train. A group whose rows carry two labels (a contrastive pair)
+    takes the assignment of the last (lang, label) it is drawn in, so both halves land in one split."""
     groups: dict[tuple[str, str], list[str]] = defaultdict(list)
     for r in rows:
         key = (r["lang"], r["label"])
@@ -549,7 +571,7 @@ def split(rows: list[dict], seed: int) -> dict[str, list[dict]]:
         rng.shuffle(gs)
         n = len(gs)
         n_val = max(1, round(0.15 * n))
-        n_test = max(1, round(0.15 * n))
+        n_test = max(1, round(test_share * n)) if test_share else 0
         for k, g in enumerate(gs):
             assign[g] = "validation" if k < n_val else "test" if k < n_val + n_test else "train"
     out: dict[str, list[dict]] = {"train": [], "validation": [], "test": []}
@@ -567,6 +589,10 @@ def main() -> None:
     args = ap.parse_args()
     rows = generate(args.seed)
     splits = split(rows, args.seed)
+    chat = load_chat_messages()
+    for name, part in split(chat, args.seed + 100, test_share=0.0).items():
+        splits[name] += part
+    rows += chat
     args.out.mkdir(parents=True, exist_ok=True)
     for name, part in splits.items():
         path = args.out / f"{name}.jsonl"

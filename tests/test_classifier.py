@@ -181,7 +181,7 @@ def test_base_path_with_tiny_random_distilbert(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "train_classifier.py"), "--base", str(base), "--data", str(data),
          "--out", str(out), "--docs", str(tmp_path / "model_card.md"), "--epochs", "1", "--threads", "1",
-         "--max-len", "48", "--min-agreement", "0", "--save-torch", str(tmp_path / "torch")],
+         "--max-len", "48", "--min-agreement", "0", "--min-label-agreement", "0", "--save-torch", str(tmp_path / "torch")],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=240,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -194,3 +194,22 @@ def test_base_path_with_tiny_random_distilbert(tmp_path: Path) -> None:
     tiny = OnnxImportanceClassifier(out, threads=1)
     res = tiny.classify(["I'm allergic to peanuts", "спасибо"])
     assert len(res) == 2 and all(abs(sum(c.scores.values()) - 1) < 1e-5 for c in res)
+
+
+def test_skipping_settled_messages_keeps_every_label(clf: OnnxImportanceClassifier) -> None:
+    """The encoder is skipped where the n-gram model alone settles the label; the labels must be
+    exactly those of the full ensemble with the encoder run on every message."""
+    import numpy as np
+
+    from afm_local.importance_model import detect_lang
+
+    rows = _rows(DATA / "validation.jsonl")[::3] + _rows(DATA / "test.jsonl")[::3]
+    texts = [r["text"] for r in rows]
+    langs = [detect_lang(t) for t in texts]
+    q = clf.ngram_probs(texts)
+    w = clf.ensemble_weights(langs)[:, None]
+    full = clf.decide(w * clf.encoder_probs(texts) + (1 - w) * q, langs)
+    assert [c.label.value for c in clf.classify(texts)] == full
+    skipped = len(texts) - len(clf.encoder_rows(q, langs))
+    assert 0 < skipped < len(texts)  # the shortcut is taken, and not for everything
+    assert np.allclose(q.sum(axis=1), 1.0)
