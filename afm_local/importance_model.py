@@ -44,6 +44,11 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def _blend(encoder: np.ndarray, ngram: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The ensemble: per row, ``w * encoder + (1 - w) * ngram``."""
+    return w[:, None] * encoder + (1.0 - w[:, None]) * ngram
+
+
 def verify_model_dir(model_dir: Path) -> dict:
     """Check every file named in ``model_card.json`` against its sha256; return the card."""
     model_dir = Path(model_dir)
@@ -150,9 +155,17 @@ class OnnxImportanceClassifier:
         need = self.encoder_rows(q, langs)
         p = q.copy()
         if need:
-            pm = self.encoder_probs([texts[i] for i in need])
-            p[need] = w[need, None] * pm + (1.0 - w[need, None]) * q[need]
+            p[need] = _blend(self.encoder_probs([texts[i] for i in need]), q[need], w[need])
         return p, langs
+
+    def full_probs(self, texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+        """The same ensemble with the encoder run on every message: what ``probs`` must agree with
+        label for label (a test checks it), and the baseline that shows what skipping saves."""
+        texts = list(texts)
+        langs = [detect_lang(t) for t in texts]
+        p = self.encoder_probs(texts)
+        q = self.ngram_probs(texts)
+        return (p if q is None else _blend(p, q, self.ensemble_weights(langs))), langs
 
     def encoder_rows(self, q: np.ndarray, langs: Sequence[str]) -> list[int]:
         """Indices of the rows whose label the encoder could still change, given n-gram probabilities ``q``."""

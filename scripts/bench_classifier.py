@@ -116,12 +116,13 @@ class FullEnsemble:
         self.model = model
 
     def classify(self, texts):
-        from afm_local.importance_model import detect_lang
-
-        langs = [detect_lang(t) for t in texts]
-        w = self.model.ensemble_weights(langs)[:, None]
-        p = w * self.model.encoder_probs(texts) + (1 - w) * self.model.ngram_probs(texts)
+        p, langs = self.model.full_probs(texts)
         return [Classification(Importance(lab), {}, "model") for lab in self.model.decide(p, langs)]
+
+
+def encoder_runs(model: OnnxImportanceClassifier, texts: list[str]) -> int:
+    """How many of ``texts`` the shipped model runs its encoder on."""
+    return len(model.encoder_rows(model.ngram_probs(texts), [detect_lang(t) for t in texts]))
 
 
 # ------------------------------------------------------------------------------------------ metrics
@@ -222,13 +223,12 @@ def main() -> None:
     for name, clf in {**clfs, "model, encoder on every message": FullEnsemble(model)}.items():
         med, lo, hi = latency(clf, batch, args.runs)
         md.append(f"| {name} | {med:.1f} | {lo:.1f} | {hi:.1f} |")
-    langs = [detect_lang(t) for t in batch]
-    n_enc = len(model.encoder_rows(model.ngram_probs(batch), langs))
+    n_enc = encoder_runs(model, batch)
     tokens = sum(len(e.ids) for e in Tokenizer.from_file(str(args.model_dir / "tokenizer.json")).encode_batch(batch))
     md += ["", f"The encoder ran on {n_enc} of the 30 messages; for the others the n-gram model alone settles the label"
            " (the encoder's weight in the ensemble could not change it). Encoder input of the whole batch:"
            f" {tokens} word pieces. Share of messages that need the encoder: "
-           + ", ".join(f"{sname} {len(model.encoder_rows(model.ngram_probs([r['text'] for r in rows]), [detect_lang(r['text']) for r in rows])) / len(rows):.0%}"
+           + ", ".join(f"{sname} {encoder_runs(model, [r['text'] for r in rows]) / len(rows):.0%}"
                        for sname, rows in sets.items()) + "."]
     size = sum(p.stat().st_size for p in args.model_dir.iterdir() if p.is_file())
     md += ["", f"Model folder size: {size / 1e6:.2f} MB ({args.model_dir.relative_to(ROOT) if args.model_dir.is_relative_to(ROOT) else args.model_dir}).", ""]

@@ -19,8 +19,7 @@ How it works
 * ``chat_*.jsonl`` (hand-written chat messages in many registers, with fact-heavy hard negatives) are
   split by group into train and validation only, after the core split, so the core test split and
   its bytes stay as they were.
-* ``new_phrasings.jsonl`` and ``new_phrasings_2.jsonl`` are NOT read here: they are hand-written
-  held-out sets, reported only.
+* ``new_phrasings*.jsonl`` are NOT read here: they are hand-written held-out sets, reported only.
 
 Run:  python scripts/make_importance_data.py [--seed 13] [--out data/importance]
 """

@@ -207,8 +207,7 @@ def test_skipping_settled_messages_keeps_every_label(clf: OnnxImportanceClassifi
     texts = [r["text"] for r in rows]
     langs = [detect_lang(t) for t in texts]
     q = clf.ngram_probs(texts)
-    w = clf.ensemble_weights(langs)[:, None]
-    full = clf.decide(w * clf.encoder_probs(texts) + (1 - w) * q, langs)
+    full = clf.decide(*clf.full_probs(texts))
     assert [c.label.value for c in clf.classify(texts)] == full
     skipped = len(texts) - len(clf.encoder_rows(q, langs))
     assert 0 < skipped < len(texts)  # the shortcut is taken, and not for everything
