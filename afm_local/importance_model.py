@@ -11,6 +11,7 @@ by the engine; none of that logic lives here. It never imports torch or transfor
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -89,7 +90,9 @@ class OnnxImportanceClassifier:
         if sorted(self.labels) != sorted(LABELS):
             raise ModelNotInstalledError(f"unexpected labels {self.labels} in labels.json; {INSTALL_HINT}")
         self.max_len = int(self.config["max_len"])
-        self.name = f"onnx:{self.card.get('name', 'importance')}"
+        # The name keys cached verdicts, so it changes whenever any model file does.
+        digest = hashlib.sha256(json.dumps(self.card["files_sha256"], sort_keys=True).encode()).hexdigest()[:12]
+        self.name = f"onnx:{self.card.get('name', 'importance')}@{digest}"
 
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads

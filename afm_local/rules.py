@@ -27,12 +27,16 @@ HARD_CONSTRAINT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         "condition",
         r"\bdiabet\w*|\bepilep\w*|\bpregnan\w*|\bwheelchair\b|\bdisabilit\w*|\bdiagnos\w*|\basthma\w*"
-        r"|диабет\w*|эпилеп\w*|беремен\w*|инвалид\w*|диагноз\w*|астм\w*|коляск\w*",
+        r"|\b(?:months?|weeks?) along\b"
+        r"|диабет\w*|эпилеп\w*|беремен\w*|инвалид\w*|диагноз\w*|астм\w*|коляск\w*"
+        # "на седьмом месяце", "на 7-м месяце": how Russian says "seven months pregnant"
+        r"|\bна (?:\w+ом|\d+(?:-?м)?) месяце\b",
     ),
     (
         "legal",
         r"\billegal\w*|\blegal(?:ly)?\b|\bcomplian\w*|\bgdpr\b|\bhipaa\b|\bregulat\w*|\blicen[cs]e\w*"
-        r"|незаконн\w*|законн\w*|законодат\w*|\bзакон\w*|юридич\w*|лицензи\w*|152-фз",
+        # "закон..." but not "закончить" (to finish), "законспектировать", "законсервировать"
+        r"|незаконн\w*|\bзакон(?!ч|спект|серв)\w*|юридич\w*|лицензи\w*|152-фз",
     ),
     (
         "strict",
@@ -40,10 +44,11 @@ HARD_CONSTRAINT_PATTERNS: tuple[tuple[str, str], ...] = (
         r"|\bnever\b(?! (?:been|heard|seen|tried|mind|thought|knew|visited))|\bunder no circumstances\b|\bnon-negotiable\b|\bhard (?:limit|cap|deadline)\b"
         r"|\bforbidden\b|\bprohibit\w*|\bnot allowed\b|\bcannot exceed\b"
         r"|строго\b|не более\b|не больше\b|не должн\w*|нельзя\b|ни при каких\b|запрет\w*|никогда\b(?! не (?:был|слышал|видел|пробовал))|ни в коем случае"
-        r"|запрещ\w*|не превыша\w*|категорически|жёстк\w* (?:лимит|срок|дедлайн)|жестк\w* (?:лимит|срок|дедлайн)",
+        r"|запрещ\w*|не превыша\w*|категорически|ж[её]стк\w* (?:лимит|срок|дедлайн|ограничен|бюджет|потол)\w*"
+        r"|ограничен\w* ж[её]стко",
     ),
     ("diet", r"\bvegan\b|\bhalal\b|\bkosher\b|\bгаляль\w*|\bхаляль\w*|\bкошерн\w*|\bвеган\w*"),
-    ("deadline", r"\bdeadline\b|\bno later than\b|\bno extensions?\b|крайний срок|дедлайн\w*|не позднее|отсрочек не|без отсрочек"),
+    ("deadline", r"\bdeadline\b|\bno later than\b|\bno extensions?\b|крайний срок|дедлайн\w*|не позднее|не позже\b|отсрочек не|без отсрочек"),
 )
 
 SMALL_TALK_PATTERN = (

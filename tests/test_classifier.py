@@ -17,8 +17,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest  # noqa: E402
 
-from afm_local.classifier import LayeredClassifier
+from afm_local.classifier import LayeredClassifier  # noqa: E402
 from afm_local.importance_model import ModelNotInstalledError, OnnxImportanceClassifier  # noqa: E402
+from afm_local.rules import hard_constraint_hits  # noqa: E402
 from afm_local.types import Importance  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -100,11 +101,12 @@ def test_agrees_with_its_metrics_file(clf: OnnxImportanceClassifier) -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
     from train_classifier import by_lang  # pure-python metrics, no torch import at module level
 
-    ev = by_lang(rows, preds)
-    for lang in ("en", "ru", "all"):
-        recorded = card["metrics"]["test"][lang]
-        assert abs(ev[lang]["macro_f1"] - recorded["macro_f1"]) < 1e-6, lang
-        assert ev[lang]["confusion"] == recorded["confusion"], lang
+    layered = [c.label.value for c in LayeredClassifier(clf).classify([r["text"] for r in rows])]
+    for got, key in ((by_lang(rows, preds), "metrics"), (by_lang(rows, layered), "metrics_with_rules")):
+        for lang in ("en", "ru", "all"):
+            recorded = card[key]["test"][lang]
+            assert abs(got[lang]["macro_f1"] - recorded["macro_f1"]) < 1e-6, (key, lang)
+            assert got[lang]["confusion"] == recorded["confusion"], (key, lang)
 
 
 def test_runs_with_network_blocked(clf: OnnxImportanceClassifier, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,8 +209,29 @@ def test_skipping_settled_messages_keeps_every_label(clf: OnnxImportanceClassifi
     texts = [r["text"] for r in rows]
     langs = [detect_lang(t) for t in texts]
     q = clf.ngram_probs(texts)
-    full = clf.decide(*clf.full_probs(texts))
+    p, _ = clf.full_probs(texts)
+    full = clf.decide(p, langs)
     assert [c.label.value for c in clf.classify(texts)] == full
     skipped = len(texts) - len(clf.encoder_rows(q, langs))
     assert 0 < skipped < len(texts)  # the shortcut is taken, and not for everything
     assert np.allclose(q.sum(axis=1), 1.0)
+    # and with the rule layer on top, as the engine runs it
+    full_layered = ["CRITICAL" if hard_constraint_hits(t) else lab for t, lab in zip(texts, full)]
+    assert [c.label.value for c in LayeredClassifier(clf).classify(texts)] == full_layered
+
+
+def test_rule_hits_raise_the_model_and_nothing_else_changes(clf: OnnxImportanceClassifier) -> None:
+    """The rule layer over the real model, on validation: a hit raises to CRITICAL (source "rule"
+    where the model said otherwise), a message without a hit keeps the model's verdict, and no
+    CRITICAL verdict is ever lowered."""
+    texts = [r["text"] for r in _rows(DATA / "validation.jsonl")[::2]]
+    alone, layered = clf.classify(texts), LayeredClassifier(clf).classify(texts)
+    raised = 0
+    for text, a, b in zip(texts, alone, layered):
+        if hard_constraint_hits(text):
+            assert b.label is Importance.CRITICAL, text
+            assert b.source == ("model" if a.label is Importance.CRITICAL else "rule")
+            raised += b.source == "rule"
+        else:
+            assert (b.label, b.source) == (a.label, a.source), text
+    assert raised > 0  # the layer does something on real data
