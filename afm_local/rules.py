@@ -27,7 +27,7 @@ HARD_CONSTRAINT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         "condition",
         r"\bdiabet\w*|\bepilep\w*|\bpregnan\w*|\bwheelchair\b|\bdisabilit\w*|\bdiagnos\w*|\basthma\w*"
-        r"|\b(?:months?|weeks?) along\b"
+        r"|\b(?:months?|weeks?) along\b(?!\s+(?:the|a|an|this|that|our|its)\b)"  # "7 months along", not "a week along the coast"
         r"|диабет\w*|эпилеп\w*|беремен\w*|инвалид\w*|диагноз\w*|астм\w*|коляск\w*"
         # "на седьмом месяце", "на 7-м месяце": how Russian says "seven months pregnant"
         r"|\bна (?:\w+ом|\d+(?:-?м)?) месяце\b",

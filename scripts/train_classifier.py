@@ -627,6 +627,8 @@ def write_markdown(card: dict, path: Path) -> None:
         "- Trained on synthetic, template-generated data (see the data card); real chats are messier.",
         "- The rule layer (`afm_local/rules.py`) should stay on top: it can only raise a message to CRITICAL.",
         "- Long Russian messages are truncated at max_len tokens by the encoder; the n-gram model sees all the text.",
+        "- Unseen styles are the weak spot (the `new_phrasings_4` rows): most errors there are RELEVANT messages flagged",
+        "  CRITICAL, such as withdrawn, negated or quoted constraints and fact tables.",
         "",
         "## Reproduce",
         "",
