@@ -1,7 +1,7 @@
 """The trained importance classifier at run time: onnxruntime + tokenizers + numpy, nothing else.
 
 ``models/importance/`` holds an int8 MiniLM sequence classifier (``model.onnx``), an optional char
-n-gram TF-IDF + logistic-regression model (``ngram.onnx``), ``tokenizer.json``, ``labels.json``
+and word n-gram TF-IDF + logistic-regression model (``ngram.onnx``), ``tokenizer.json``, ``labels.json``
 (label order, ensemble weights, decision rule, max_len) and ``model_card.json`` (sha256 of every
 file). Every file is checked against the card before anything is loaded.
 
@@ -37,6 +37,14 @@ def detect_lang(text: str) -> str:
     cyr = len(_CYR.findall(text))
     lat = len(_LAT.findall(text))
     return "ru" if cyr and cyr >= 0.3 * (cyr + lat) else "en"
+
+
+def ngram_text(text: str) -> str:
+    """What the n-gram model reads: lowercased, every run of whitespace folded to one space.
+
+    The ONNX tokenizer and scikit-learn treat newlines differently; folded, they see the same
+    characters, so the exported model gives scikit-learn's probabilities (training checks it)."""
+    return " ".join(text.lower().split())
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -136,7 +144,7 @@ class OnnxImportanceClassifier:
     def ngram_probs(self, texts: Sequence[str]) -> np.ndarray | None:
         if self._ngram is None or not texts:
             return None
-        x = np.asarray([t.lower() for t in texts], dtype=object).reshape(-1, 1)
+        x = np.asarray([ngram_text(t) for t in texts], dtype=object).reshape(-1, 1)
         return np.asarray(self._ngram.run([self._ngram_prob], {self._ngram_input: x})[0], dtype=np.float64)
 
     def probs(self, texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
