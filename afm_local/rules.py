@@ -58,13 +58,41 @@ SMALL_TALK_PATTERN = (
     r"|здравствуйте|добрый (?:день|вечер)|спс)\b[\w\s,!.)(:-]{0,30}$"
 )
 
+# A mention that is negated names the *absence* of a constraint ("I don't have any allergies", "it's
+# not strict", "жёстких дедлайнов нет"), which the label guide calls RELEVANT. These categories name a
+# thing the user has; a negator at most two words before a match in the same clause, or a bare
+# "нет" / "none" just after it, voids that match. "legal" is left out ("it's not legal to ..." is
+# itself a limit), and so are "without" and "без" ("I can't go without my insulin").
+NEGATABLE = frozenset({"allergy", "intolerance", "medication", "condition", "strict", "diet", "deadline"})
+_NEGATED_BEFORE = re.compile(
+    r"(?:^|\s)(?:not|no|don'?t|doesn'?t|didn'?t|isn'?t|aren'?t|wasn'?t|haven'?t|hasn'?t|не|нет|ни)"
+    r"(?!\s+(?:forget|забу))(?:\s+[^\s.,;:!?()\[\]—–]+){0,2}\s*$",  # "don't forget my insulin" is a reminder
+    re.IGNORECASE,
+)
+_NEGATED_AFTER = re.compile(r"^(?:\s+[^\s.,;:!?()\[\]—–]+){0,2}\s*(?:[:—–-]\s*)?(?:нет|none)\b", re.IGNORECASE)
 _HARD = [(name, re.compile(pat, re.IGNORECASE)) for name, pat in HARD_CONSTRAINT_PATTERNS]
 _SMALL_TALK = re.compile(SMALL_TALK_PATTERN, re.IGNORECASE)
 
 
+def _negated(text: str, match: re.Match[str]) -> bool:
+    """True when the match sits right after a negator in its clause, or right before "нет" / "none".
+
+    A match that is itself negative ("never", "no later than", "нельзя", "никогда") is never voided:
+    Russian doubles its negatives ("не трогаем никогда" is a rule, not its absence)."""
+    if match.group(0).lower().startswith(("no", "ne", "не", "ни")):
+        return False
+    return bool(_NEGATED_BEFORE.search(text, 0, match.start()) or _NEGATED_AFTER.match(text[match.end():match.end() + 60]))
+
+
 def hard_constraint_hits(text: str) -> list[str]:
-    """Names of the hard-constraint patterns that ``text`` matches, in table order."""
-    return [name for name, pattern in _HARD if pattern.search(text)]
+    """Names of the hard-constraint patterns that ``text`` matches, in table order.
+
+    A category counts when at least one of its matches is not negated (see ``NEGATABLE``), so "not
+    allergic to penicillin, but allergic to sulfa" still hits."""
+    return [
+        name for name, pattern in _HARD
+        if any(name not in NEGATABLE or not _negated(text, m) for m in pattern.finditer(text))
+    ]
 
 
 def hard_constraint_spans(text: str) -> list[tuple[int, int]]:

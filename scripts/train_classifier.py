@@ -248,7 +248,8 @@ def ngram_onnx(pipe, words):
     graph = helper.make_graph(nodes, "ngram", [sk.graph.input[0]],
                               [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, coef.shape[0]])],
                               inits)
-    model = helper.make_model(graph, opset_imports=list(sk.opset_import))
+    # skl2onnx lists the opset domains in set order, which varies run to run; sorted, the bytes are reproducible
+    model = helper.make_model(graph, opset_imports=sorted(sk.opset_import, key=lambda o: o.domain))
     onnx.checker.check_model(model)
     return model
 

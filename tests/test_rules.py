@@ -39,6 +39,29 @@ def test_does_not_flag_look_alikes(text: str) -> None:
     assert hard_constraint_hits(text) == []
 
 
+@pytest.mark.parametrize(
+    "text, hits",
+    [
+        # the absence of a constraint is RELEVANT by the label guide: a negated mention does not count
+        ("I don't have any allergies that I know of.", []),
+        ("Аллергии у меня нет, ем всё.", []),
+        ("We'd like to finish around 11 but it's not strict.", []),
+        ("Жёсткого дедлайна нет, заказчик подождёт.", []),
+        ("I'm no longer on warfarin.", []),
+        # ... but another, plain mention still does, and so do reminders and rules made of negatives
+        ("Not allergic to penicillin, but allergic to sulfa drugs.", ["allergy"]),
+        ("No peanuts, please: allergy!", ["allergy"]),
+        ("Don't forget my insulin.", ["medication"]),
+        ("Не забудь про инсулин.", ["medication"]),
+        ("I can't go anywhere without my insulin.", ["medication"]),
+        ("Деньги с пенсионного счёта не трогаем никогда.", ["strict"]),
+        ("It's not legal to store card numbers here.", ["legal"]),
+    ],
+)
+def test_negated_mentions_do_not_count(text: str, hits: list[str]) -> None:
+    assert hard_constraint_hits(text) == hits
+
+
 def test_small_talk_and_rules_alone() -> None:
     assert is_small_talk("thanks, that helps!") and not is_small_talk("thanks, and I'm allergic to sesame, please note it")
     labels = [c.label for c in RuleClassifier().classify(["спасибо!", "У меня аллергия на арахис", "Какой отель лучше?"])]
