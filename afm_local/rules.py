@@ -81,7 +81,8 @@ def _negated(text: str, match: re.Match[str]) -> bool:
     Russian doubles its negatives ("не трогаем никогда" is a rule, not its absence)."""
     if match.group(0).lower().startswith(("no", "ne", "не", "ни")):
         return False
-    return bool(_NEGATED_BEFORE.search(text, 0, match.start()) or _NEGATED_AFTER.match(text[match.end():match.end() + 60]))
+    start, end = match.start(), match.end()
+    return bool(_NEGATED_BEFORE.search(text, max(0, start - 80), start) or _NEGATED_AFTER.match(text[end:end + 60]))
 
 
 def hard_constraint_hits(text: str) -> list[str]:
