@@ -344,11 +344,12 @@ def write_md(args, summary, diag, mean_counts, table, regress, n_msgs, classifie
         md = [f"# Long conversations with the installed classifier (`{classifier}`)", "",
               f"Command: `.venv/bin/python scripts/bench_long.py --classifier installed` (wall {wall:.0f} s). Same conversations as long.md.", "",
               *table, "",
-              f"{len(small)} AFM builds raised `BudgetTooSmall`" + (f" (minimum budget {min(r['minimum'] for r in small)}–"
-              f"{max(r['minimum'] for r in small)} tokens vs {args.budget})" if small else "") + ": the trained classifier marks so "
-              "many ordinary messages CRITICAL that the CRITICAL set alone exceeds the budget on 500+ message histories. "
-              "The recency-decay study in long.md therefore uses the rule layer (`--classifier rules`, the default), which flags "
-              "only hard constraints.", ""]
+              (f"{len(small)} AFM builds raised `BudgetTooSmall` (minimum budget {min(r['minimum'] for r in small)}–"
+               f"{max(r['minimum'] for r in small)} tokens vs {args.budget}): the trained classifier marks so many ordinary "
+               "messages CRITICAL that the CRITICAL set alone exceeds the budget on 500+ message histories."
+               if small else "No AFM build raised `BudgetTooSmall`: the CRITICAL set fits the budget in every conversation.")
+              + " The recency-decay study in long.md uses the rule layer (`--classifier rules`, the default), which flags "
+              "only hard constraints, so that the planted facts stay RELEVANT.", ""]
         (OUT_DIR / f"long{tag}.md").write_text("\n".join(md), encoding="utf-8")
         return
 
