@@ -155,16 +155,16 @@ def layered(p: np.ndarray, threshold: float, rule_hit: list[bool]) -> list[str]:
     return ["CRITICAL" if hit else lab for hit, lab in zip(rule_hit, decide(p, threshold))]
 
 
-def choose_rule(pm: np.ndarray, pn: np.ndarray | None, rows: list[dict], target_recall: float) -> dict:
+def choose_rule(pm: np.ndarray, pn: np.ndarray | None, rows: list[dict], rule_hit: list[bool],
+                target_recall: float) -> dict:
     """Per-language ensemble weight and CRITICAL threshold, chosen on validation only.
 
     The threshold is chosen for the system that runs: the model with the hard-constraint rules on
     top (a rule hit raises a label to CRITICAL). So the model need not buy recall the rules already
     give with false alarms of its own. Among (w, t) whose CRITICAL recall reaches ``target_recall``,
     take the best macro-F1; ties go to the higher threshold and then the higher model weight. If none
-    reaches it, take the best recall.
+    reaches it, take the best recall. ``rule_hit[i]``: whether the rules flag ``rows[i]``.
     """
-    rule_hit = [bool(hard_constraint_hits(r["text"])) for r in rows]
     weights = [1.0] if pn is None else [round(x, 2) for x in np.linspace(0, 1, 11)]
     thresholds = [round(x, 3) for x in np.arange(0.10, 0.9, 0.025)]
     rule = {"ensemble": {}, "critical_threshold": {}, "validation": {}}
@@ -520,11 +520,10 @@ def main() -> None:
     if agreement < args.min_agreement:
         raise SystemExit(f"ONNX int8 agreement {agreement:.4f} < {args.min_agreement}: export is broken")
 
-    rule = choose_rule(pm_val, pn_val, val, args.target_recall)
-    # what users get: labels of the ensemble and decision rule, int8 encoder vs torch encoder
-    langs_val = [r["lang"] for r in val]
-
     hits_val = [bool(hard_constraint_hits(t)) for t in val_texts]
+    rule = choose_rule(pm_val, pn_val, val, hits_val, args.target_recall)
+    # what users get: labels of the ensemble, decision rule and rule layer, int8 encoder vs torch encoder
+    langs_val = [r["lang"] for r in val]
 
     def shipped(pm: np.ndarray) -> list[str]:
         w = np.asarray([rule["ensemble"][lang]["w_model"] for lang in langs_val])[:, None]
