@@ -147,11 +147,21 @@ class OnnxImportanceClassifier:
         x = np.asarray([ngram_text(t) for t in texts], dtype=object).reshape(-1, 1)
         return np.asarray(self._ngram.run([self._ngram_prob], {self._ngram_input: x})[0], dtype=np.float64)
 
+    def fits(self, texts: Sequence[str]) -> list[bool]:
+        """Whether the encoder reads each text whole: it fits in ``max_len`` word pieces.
+
+        The encoder votes only on such texts. Cut off after ``max_len`` pieces, a long message is
+        judged on its greeting or its first plans, while the constraint sits further on; on
+        validation the encoder's vote on those messages cost more than it gained, and the n-gram
+        model, which reads every message whole, decides them alone."""
+        return [not enc.overflowing for enc in self._tok.encode_batch(list(texts))]
+
     def probs(self, texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
         """Ensembled per-class probabilities (columns in ``self.labels`` order) and each text's language.
 
         The n-gram model runs first, because it is cheap. The encoder then runs only for messages
-        whose label it could still change: the ensemble is ``w * encoder + (1 - w) * ngram``, so the
+        whose label it could still change: the ensemble is ``w * encoder + (1 - w) * ngram`` for a
+        message that fits the encoder (``fits``) and the n-gram model alone otherwise, so the
         encoder can move each probability by at most ``w``. When the decision comes out the same at
         both ends of that range, the encoder is skipped and the row reports the n-gram
         probabilities, which give that same decision. Labels are exactly those of the full
@@ -163,25 +173,31 @@ class OnnxImportanceClassifier:
         if q is None:
             return self.encoder_probs(texts), langs
         w = self.ensemble_weights(langs)
-        need = self.encoder_rows(q, langs)
+        need = self.encoder_rows(texts, q, langs)
         p = q.copy()
         if need:
             p[need] = _blend(self.encoder_probs([texts[i] for i in need]), q[need], w[need])
         return p, langs
 
     def full_probs(self, texts: Sequence[str]) -> tuple[np.ndarray, list[str]]:
-        """The same ensemble with the encoder run on every message: what ``probs`` must agree with
-        label for label (a test checks it), and the baseline that shows what skipping saves."""
+        """The same ensemble with the encoder run on every message that fits it: what ``probs``
+        must agree with label for label (a test checks it), and the baseline that shows what
+        skipping saves."""
         texts = list(texts)
         langs = [detect_lang(t) for t in texts]
         p = self.encoder_probs(texts)
         q = self.ngram_probs(texts)
-        return (p if q is None else _blend(p, q, self.ensemble_weights(langs))), langs
+        if q is None:
+            return p, langs
+        w = self.ensemble_weights(langs) * np.asarray(self.fits(texts), dtype=np.float64)
+        return _blend(p, q, w), langs
 
-    def encoder_rows(self, q: np.ndarray, langs: Sequence[str]) -> list[int]:
-        """Indices of the rows whose label the encoder could still change, given n-gram probabilities ``q``."""
+    def encoder_rows(self, texts: Sequence[str], q: np.ndarray, langs: Sequence[str]) -> list[int]:
+        """Indices of the texts the encoder must run on: those that fit it and whose label its vote
+        could still change, given n-gram probabilities ``q``. Only these are tokenized."""
         w = self.ensemble_weights(langs)
-        return [i for i in range(len(langs)) if not self._settled(q[i], w[i], langs[i])]
+        unsettled = [i for i in range(len(langs)) if not self._settled(q[i], w[i], langs[i])]
+        return [i for i, fit in zip(unsettled, self.fits([texts[i] for i in unsettled])) if fit]
 
     def ensemble_weights(self, langs: Sequence[str]) -> np.ndarray:
         """The encoder's weight in the ensemble for each text, by language (chosen on validation)."""

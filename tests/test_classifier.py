@@ -72,8 +72,8 @@ def test_clear_cases_as_deployed(clf: OnnxImportanceClassifier, text: str, expec
 
 
 def test_the_model_alone_gets_most_clear_cases(clf: OnnxImportanceClassifier) -> None:
-    """The model without rules: at least 9 of the 11. It still misses "Бюджет строго до ... рублей" (the
-    known failure of docs/model_card.md); the rule layer raises those, which the test above checks."""
+    """The model without rules: at least 9 of the 11. Earlier models missed "Бюджет строго до ... рублей"
+    (the rule layer raises it, which the test above checks); a retrained model may again miss one or two."""
     verdicts = clf.classify([text for text, _ in CLEAR_CASES])
     assert all(v.source == "model" for v in verdicts)
     wrong = [(text, v.label.value) for (text, want), v in zip(CLEAR_CASES, verdicts) if v.label.value != want]
@@ -211,9 +211,23 @@ def test_skipping_settled_messages_keeps_every_label(clf: OnnxImportanceClassifi
     q = clf.ngram_probs(texts)
     full = clf.decide(*clf.full_probs(texts))
     assert [c.label.value for c in clf.classify(texts)] == full
-    skipped = len(texts) - len(clf.encoder_rows(q, langs))
+    skipped = len(texts) - len(clf.encoder_rows(texts, q, langs))
     assert 0 < skipped < len(texts)  # the shortcut is taken, and not for everything
     assert np.allclose(q.sum(axis=1), 1.0)
+
+
+def test_the_encoder_votes_only_on_messages_it_reads_whole(clf: OnnxImportanceClassifier) -> None:
+    """A message longer than the encoder's window is judged by the n-gram model alone: the
+    encoder would see only its first words, and the constraint may come after them."""
+    import numpy as np
+
+    long = ("Thanks for the list! We land in Lisbon on the 3rd around noon, then take the train to Porto on the"
+            " 6th, and we would like one day trip to Sintra and a fado evening. Also, I'm allergic to shellfish.")
+    assert clf.fits(["I'm allergic to peanuts.", long]) == [True, False]
+    (p,), _ = clf.full_probs([long])
+    assert np.allclose(p, clf.ngram_probs([long])[0])
+    (short,), _ = clf.full_probs(["I'm allergic to peanuts."])
+    assert not np.allclose(short, clf.ngram_probs(["I'm allergic to peanuts."])[0])
 
 
 def test_rule_hits_raise_the_model_and_nothing_else_changes(clf: OnnxImportanceClassifier) -> None:
