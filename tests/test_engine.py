@@ -30,6 +30,17 @@ def test_embedder_ranks_related_text_higher():
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
 
 
+def test_embeddings_do_not_depend_on_the_batch():
+    """A long message in a call must not change the vectors of the short ones (nor their order)."""
+    embedder = shared_components().embedder
+    texts = ["ok", "Мы летим в Стамбул в мае. " * 40, "I have a severe peanut allergy", ""]
+    together = embedder.embed(texts)
+    alone = np.vstack([embedder.embed([t]) for t in texts])
+    assert together.shape == (4, 384)
+    assert np.allclose(together, alone, atol=1e-5)
+    assert embedder.embed([]).shape == (0, 384)
+
+
 def test_tags_set_importance_and_are_not_sent():
     fm = manager()
     crit = fm.add_message("user", "[!] Only window seats, please.")
