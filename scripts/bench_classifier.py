@@ -237,7 +237,8 @@ def main() -> None:
     n_enc = encoder_runs(model, batch)
     tokens = sum(len(e.ids) for e in Tokenizer.from_file(str(args.model_dir / "tokenizer.json")).encode_batch(batch))
     md += ["", f"The encoder ran on {n_enc} of the 30 messages; for the others the n-gram model alone settles the label"
-           " (the encoder's weight in the ensemble could not change it). Encoder input of the whole batch:"
+           " (the encoder's weight in the ensemble could not change it, or the message is longer than the encoder's"
+           " window, where it does not vote). Encoder input of the whole batch, were it run on all:"
            f" {tokens} word pieces. Share of messages that need the encoder: "
            + ", ".join(f"{sname} {encoder_runs(model, [r['text'] for r in rows]) / len(rows):.0%}"
                        for sname, rows in sets.items()) + "."]

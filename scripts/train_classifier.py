@@ -695,7 +695,8 @@ def write_markdown(card: dict, path: Path) -> None:
         "## Limits",
         "- Trained on synthetic, template-generated data (see the data card); real chats are messier.",
         "- The rule layer (`afm_local/rules.py`) should stay on top: it can only raise a message to CRITICAL.",
-        "- The encoder reads only the first max_len word pieces of a message (a Russian word takes several); the n-gram model reads all the text.",
+        "- The encoder votes only on messages of at most max_len word pieces (a Russian word takes several); longer ones rest on the n-gram model,"
+        " which reads all the text.",
         "- Unseen styles are the weak spot (the newest `new_phrasings_*` set); see the data card for what goes wrong there.",
         "",
         "## Reproduce",
