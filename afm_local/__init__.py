@@ -1,19 +1,31 @@
 """afm-local: Adaptive Focus Memory for long LLM conversations, on-device.
 
-``FocusManager`` rebuilds a chat history to fit a token budget so that binding constraints survive;
-``AFMConfig`` holds every coefficient. See README.md.
+The facade: ``FocusManager`` rebuilds a chat history to fit a token budget so that binding
+constraints survive; ``AFMConfig`` holds every coefficient; ``local_components()`` builds the
+on-device models. The layers below (``core`` → ``text`` → ``local`` / ``engine`` → ``server``) are
+described in README.md.
 """
 
-from .cache import ArtifactCache
-from .components import Components, local_components
-from .config import AFMConfig
-from .manager import FocusManager
-from .models import ModelError
-from .packing import BudgetTooSmall
-from .types import Context, ContextItem, Fidelity, Importance, Message
+from .core.config import AFMConfig
+from .core.errors import AFMError, BudgetTooSmall, InvalidInput, ModelError, StoreError
+from .core.protocols import Components
+from .core.types import Context, ContextItem, Fidelity, Importance, Message
+from .engine import ArtifactCache, FocusManager, set_default_components
+from .local import local_components
+
+__version__ = "0.1.0"
+
+
+def _default_components(config: AFMConfig) -> Components:
+    """What ``FocusManager()`` loads when given no components: the local stack with its background model."""
+    return local_components(config, abstractive=True)
+
+
+set_default_components(_default_components)
 
 __all__ = [
     "AFMConfig",
+    "AFMError",
     "ArtifactCache",
     "BudgetTooSmall",
     "Components",
@@ -22,8 +34,9 @@ __all__ = [
     "Fidelity",
     "FocusManager",
     "Importance",
+    "InvalidInput",
     "Message",
     "ModelError",
+    "StoreError",
     "local_components",
 ]
-__version__ = "0.1.0"

@@ -12,15 +12,16 @@ import sys
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
-from .config import AFMConfig
-from .models import ModelError
-from .packing import BudgetTooSmall
+from pydantic import ValidationError
+
+from .core.config import AFMConfig
+from .core.errors import AFMError, InvalidInput
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
 
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit code 2."""
+class UsageError(AFMError):
+    """Bad command-line input: printed as one line, exit code 2."""
 
 
 def _fail(message: str) -> NoReturn:
@@ -65,7 +66,7 @@ def load_history(source: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 
 
 def _cmd_pack(args: argparse.Namespace) -> int:
-    from .manager import FocusManager
+    from .engine.manager import FocusManager
 
     if args.budget <= 0:
         raise UsageError(f"--budget must be a positive integer, got {args.budget}")
@@ -79,7 +80,7 @@ def _cmd_pack(args: argparse.Namespace) -> int:
     with FocusManager(config, components=_components(config, args)) as fm:
         try:
             fm.add_messages(history)
-        except ValueError as exc:
+        except InvalidInput as exc:
             raise UsageError(f"{args.history}: {exc}") from None
         ctx = fm.build_context(query, args.budget, preamble)
     if args.format == "json":
@@ -110,8 +111,8 @@ def _print_text(ctx: Any) -> None:
 
 
 def _cmd_classify(args: argparse.Namespace) -> int:
-    from .components import local_classifier
-    from .tags import parse_tag
+    from .local.components import local_classifier
+    from .core.tags import parse_tag
 
     texts = []
     for n, line in enumerate(_read_text(args.file).splitlines(), 1):
@@ -139,7 +140,7 @@ def _cmd_classify(args: argparse.Namespace) -> int:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    from . import models
+    from .local import model_files as models
 
     if args.action == "list":
         for spec in models.load_manifest().values():
@@ -183,7 +184,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _components(config: AFMConfig, args: argparse.Namespace) -> Any:
-    from .components import local_components
+    from .local.components import local_components
 
     return local_components(config, threads=args.threads)
 
@@ -238,9 +239,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except (UsageError, BudgetTooSmall, ModelError) as exc:
-        _fail(str(exc))
-    except ValueError as exc:  # pydantic and engine validation errors
+    except AFMError as exc:
+        _fail(str(exc).splitlines()[0])
+    except ValidationError as exc:  # an AFMConfig built from bad flags
         _fail(str(exc).splitlines()[0])
 
 

@@ -2,13 +2,13 @@
 """Benchmark importance classifiers on the test split and on the hand-written new_phrasings set.
 
 Compared:
-  * rules     - ``afm_local.rules.RuleClassifier`` alone
+  * rules     - ``afm_local.text.rules.RuleClassifier`` alone
   * zero-shot - MiniLM sentence embeddings, nearest class prototype (label descriptions + a few examples)
-  * model     - the trained ONNX classifier (``afm_local.importance_model``)
+  * model     - the trained ONNX classifier (``afm_local.local.importance``)
   * model+rules - model, then a rule hard-constraint hit raises the label to CRITICAL (never lowers it)
 
 Prints markdown tables and writes them to docs/benchmarks/classifier.md. Everything runs on 1 thread.
-Usage:  python scripts/bench_classifier.py [--runs 20] [--out docs/benchmarks/classifier.md]
+Usage:  python -m scripts.bench_classifier [--runs 20] [--out docs/benchmarks/classifier.md]
 """
 
 from __future__ import annotations
@@ -18,26 +18,23 @@ import json
 import os
 import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
-from tokenizers import Tokenizer  # noqa: E402
+import numpy as np
+from tokenizers import Tokenizer
 
-from afm_local.classifier import LayeredClassifier  # noqa: E402
-from afm_local.embedding import OnnxEmbedder  # noqa: E402
-from train_classifier import load_jsonl, metrics  # noqa: E402  (one definition of the metrics; no torch at import)
-from afm_local.importance_model import OnnxImportanceClassifier, detect_lang  # noqa: E402
-from afm_local.rules import RuleClassifier  # noqa: E402
-from afm_local.types import Classification, Importance  # noqa: E402
+from scripts.common import ROOT, LABELS, load_jsonl, metrics
+from afm_local.text.classifier import LayeredClassifier
+from afm_local.local.embedding import OnnxEmbedder
+from afm_local.local.importance import OnnxImportanceClassifier
+from afm_local.text.lexicon import detect_language as detect_lang
+from afm_local.text.rules import RuleClassifier
+from afm_local.core.types import Classification, Importance
 
-LABELS = ["CRITICAL", "RELEVANT", "TRIVIAL"]
 
 PROTOTYPES = {
     "CRITICAL": [
@@ -191,10 +188,10 @@ def main() -> None:
             [r["text"] for r in sets["test"] if r["lang"] == "ru"][:15]
 
     md = ["# Importance classifier benchmark", "",
-          f"Written by `scripts/bench_classifier.py`. Machine: {platform.machine()}, {os.cpu_count()} cores (shared, noisy), "
+          f"Written by `python -m scripts.bench_classifier`. Machine: {platform.machine()}, {os.cpu_count()} cores (shared, noisy), "
           f"Python {platform.python_version()}, 1 thread everywhere. Model load (sha256 checks and both sessions): {load_ms:.0f} ms,"
           f" median of 5; importing onnxruntime and tokenizers took {import_ms:.0f} ms once before.",
-          f"Zero-shot embedder: {emb.name} (afm_local.embedding.OnnxEmbedder); prototypes = label descriptions + example sentences (see the script).",
+          f"Zero-shot embedder: {emb.name} (afm_local.local.embedding.OnnxEmbedder); prototypes = label descriptions + example sentences (see the script).",
           "Decision rule and ensemble weights were chosen on the validation split; no model was fitted on test or"
           " new_phrasings. The held-out sets were written one per model round: the errors on each were read"
           " after it was scored, and later training data was written in its styles, so only the newest set"

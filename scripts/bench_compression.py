@@ -8,8 +8,8 @@ Topic labels (3 to 6 words) are measured too. Writes markdown tables to
 ``docs/benchmarks/compression.md``, a plot to ``docs/benchmarks/compression.png`` and every output
 to ``data/compression/bench_outputs.jsonl`` (``--report-only`` re-renders from that file).
 
-    python scripts/bench_compression.py                 # all installed GGUF models, ratio 0.35
-    python scripts/bench_compression.py --models qwen2.5-coder-0.5b-instruct --limit 10
+    python -m scripts.bench_compression                 # all installed GGUF models, ratio 0.35
+    python -m scripts.bench_compression --models qwen2.5-coder-0.5b-instruct --limit 10
 """
 
 from __future__ import annotations
@@ -17,25 +17,23 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
-from afm_local import models  # noqa: E402
-from afm_local.compression import ExtractiveCompressor, KeyphraseTopicer  # noqa: E402
-from afm_local.embedding import OnnxEmbedder  # noqa: E402
-from afm_local.guard import GuardedCompressor, SummaryGuard, negation_count, number_forms  # noqa: E402
-from afm_local.tokens import TiktokenCounter  # noqa: E402
+from scripts.common import ROOT
+from afm_local.local import model_files as models
+from afm_local.text.compression import ExtractiveCompressor, KeyphraseTopicer
+from afm_local.local.embedding import OnnxEmbedder
+from afm_local.text.guard import GuardedCompressor, SummaryGuard, negation_count, number_forms
+from afm_local.local.tokens import TiktokenCounter
 
-DATA = REPO / "data" / "compression" / "messages.jsonl"
-OUTPUTS = REPO / "data" / "compression" / "bench_outputs.jsonl"
-DOC = REPO / "docs" / "benchmarks" / "compression.md"
-PLOT = REPO / "docs" / "benchmarks" / "compression.png"
+DATA = ROOT / "data" / "compression" / "messages.jsonl"
+OUTPUTS = ROOT / "data" / "compression" / "bench_outputs.jsonl"
+DOC = ROOT / "docs" / "benchmarks" / "compression.md"
+PLOT = ROOT / "docs" / "benchmarks" / "compression.png"
 
 
 class Recording:
@@ -80,7 +78,7 @@ def installed_gguf() -> list[str]:
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from afm_local.llama import LlamaCppCompressor
+    from afm_local.local.llama import LlamaCppCompressor
 
     rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
     if args.limit:
@@ -308,7 +306,7 @@ def render(records: list[dict[str, Any]], args: argparse.Namespace) -> str:
     lines = [
         "# Compression benchmark",
         "",
-        f"`python scripts/bench_compression.py` on {n_msgs} messages of `data/compression/messages.jsonl` "
+        f"`python -m scripts.bench_compression` on {n_msgs} messages of `data/compression/messages.jsonl` "
         f"({langs['en']} English, {langs['ru']} Russian, 21 to 130 words), target ratio {ratio}, "
         "llama.cpp on 1 thread (n_threads = n_threads_batch = 1), greedy decoding, one-line grammar. "
         "Tokens are o200k_base (gpt-4o-mini); similarity is the MiniLM-L6 cosine to the source; "
@@ -395,7 +393,7 @@ def readme_paragraph(table: list[dict[str, Any]], best: dict[str, Any], tbest: d
                 f"{best['numbers']:.0%} of numbers kept, similarity {best['similarity']:.3f}).")
     model = ""
     if raw and g:
-        model = (f" The pinned offline model, Qwen2.5-Coder-0.5B-Instruct Q4_K_M (`python scripts/download_models.py "
+        model = (f" The pinned offline model, Qwen2.5-Coder-0.5B-Instruct Q4_K_M (`afm-local models install "
                  f"install`), only ever runs behind `GuardedCompressor`: raw, it kept {raw['numbers']:.0%} of numbers "
                  f"and {raw['negations']:.0%} of negations, so every summary is checked (length, not a copy, every "
                  f"number, negation and name, MiniLM similarity) and replaced by the extractive form when it fails; "
@@ -410,7 +408,7 @@ def readme_paragraph(table: list[dict[str, Any]], best: dict[str, Any], tbest: d
         "`GuardedCompressor(LlamaCppCompressor(\"/path/to/qwen2.5-1.5b-instruct-q4_k_m.gguf\", name=\"qwen2.5-1.5b\"), "
         "ExtractiveCompressor(counter), SummaryGuard(embedder, counter))`, or pin it in `models/manifest.json` "
         "(kind `gguf`, its sha256, a `{\"local\": \"/path/to/file.gguf\"}` source), install it with "
-        "`python scripts/download_models.py install NAME` and build it with `LlamaCppCompressor.from_manifest(NAME)`, "
+        "`afm-local models install NAME` and build it with `LlamaCppCompressor.from_manifest(NAME)`, "
         "which checks the hash at every load. A GGUF with a chat template is prompted through it; a base model "
         "through a few-shot prompt. Keep the guard on whatever model you choose."
     )
@@ -499,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
         DOC.parent.mkdir(parents=True, exist_ok=True)
         DOC.write_text(text, encoding="utf-8")
         plot(records)
-        print(f"wrote {DOC.relative_to(REPO)} and {PLOT.relative_to(REPO)}")
+        print(f"wrote {DOC.relative_to(ROOT)} and {PLOT.relative_to(ROOT)}")
     return 0
 
 

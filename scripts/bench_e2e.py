@@ -30,18 +30,14 @@ import argparse
 import json
 import re
 import statistics
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components  # noqa: E402
-from afm_local.baselines import naive_replay, stateless  # noqa: E402
+from scripts.common import SCEN_DIR, OUT_DIR, load_scenarios, constraints_verbatim, write_headline
+from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components
+from afm_local.core.baselines import naive_replay, stateless
 
-from bench_quality import OUT_DIR, SCEN_DIR, constraints_verbatim, load_scenarios, write_headline  # noqa: E402
 
 MODELS = {
     "qwen": ("qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"),
@@ -115,7 +111,7 @@ def pick(scenarios: list[dict], n_allergy: int, others: list[str]) -> list[dict]
 def load_llm(key: str):
     from llama_cpp import Llama
 
-    from afm_local.models import verified_path
+    from afm_local.local.model_files import verified_path
 
     path = verified_path(*MODELS[key])
     return Llama(model_path=str(path), n_ctx=2048, n_threads=1, n_threads_batch=1, seed=0, verbose=False)

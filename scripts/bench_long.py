@@ -1,6 +1,6 @@
 """Long conversations: does evidence from hundreds of messages ago still reach the model?
 
-    .venv/bin/python scripts/bench_long.py [--conversations 4] [--sessions 10] [--per-session 52]
+    .venv/bin/python -m scripts.bench_long [--conversations 4] [--sessions 10] [--per-session 52]
         [--questions 8] [--budget 2000] [--seed 11]
 
 Synthesises multi-session conversations (seeded; default 4 x 520 messages) about everyday topics,
@@ -27,20 +27,16 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components  # noqa: E402
-from afm_local.baselines import naive_replay  # noqa: E402
-from afm_local.types import Fidelity  # noqa: E402
+from scripts.common import OUT_DIR, load_scenarios, constraints_verbatim
+from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components
+from afm_local.core.baselines import naive_replay
+from afm_local.core.types import Fidelity
 
-OUT_DIR = ROOT / "docs" / "benchmarks"
 
 FACTS = [
     ("By the way, my sister Olga moved to Porto last month for a job at a bakery.", "Where did my sister move to, and what does she do there?", ["Porto", "bakery"]),
@@ -194,7 +190,7 @@ def main() -> None:
     if args.classifier == "rules":
         from dataclasses import replace
 
-        from afm_local.classifier import LayeredClassifier
+        from afm_local.text.classifier import LayeredClassifier
 
         comps = replace(comps, classifier=LayeredClassifier(None))
     tag = "" if args.classifier == "rules" else "_installed"
@@ -307,8 +303,6 @@ def main() -> None:
     plt.close(fig)
 
     # no-regression check: the remedy on the short constraint scenarios (model-free metric of bench_quality)
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from bench_quality import constraints_verbatim, load_scenarios
 
     remedy = dict(similarity_floor=args.floor, max_placeholders=args.cap)
     regress = {}
@@ -342,7 +336,7 @@ def write_md(args, summary, diag, mean_counts, table, regress, n_msgs, classifie
     if tag:
         small = [r for r in rows if r["form"] == "budget_too_small"]
         md = [f"# Long conversations with the installed classifier (`{classifier}`)", "",
-              f"Command: `.venv/bin/python scripts/bench_long.py --classifier installed` (wall {wall:.0f} s). Same conversations as long.md.", "",
+              f"Command: `.venv/bin/python -m scripts.bench_long --classifier installed` (wall {wall:.0f} s). Same conversations as long.md.", "",
               *table, "",
               (f"{len(small)} AFM builds raised `BudgetTooSmall` (minimum budget {min(r['minimum'] for r in small)}–"
                f"{max(r['minimum'] for r in small)} tokens vs {args.budget}): the trained classifier marks so many ordinary "
@@ -364,7 +358,7 @@ def write_md(args, summary, diag, mean_counts, table, regress, n_msgs, classifie
     best = "afm_floor_cap_score_fill"
     md = [
         "# Long conversations: evidence retention at a 2,000-token budget", "",
-        f"Command: `.venv/bin/python scripts/bench_long.py --conversations {args.conversations} --sessions {args.sessions} "
+        f"Command: `.venv/bin/python -m scripts.bench_long --conversations {args.conversations} --sessions {args.sessions} "
         f"--per-session {args.per_session} --questions {args.questions} --budget {args.budget} --seed {args.seed}` "
         f"(wall {wall:.0f} s, classifier `{classifier}`).", "",
         f"{args.conversations} synthetic multi-session conversations of {n_msgs} messages ({args.sessions} sessions about cooking, "

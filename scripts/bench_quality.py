@@ -1,6 +1,6 @@
 """Model-free quality benchmark: do the constraint messages reach the model verbatim?
 
-    .venv/bin/python scripts/bench_quality.py [--budgets 300,500,800,1200] [--reps 3] [--limit N]
+    .venv/bin/python -m scripts.bench_quality [--budgets 300,500,800,1200] [--reps 3] [--limit N]
 
 For every scenario in ``data/scenarios/`` (``scripts/make_scenarios.py``), every strategy and every
 budget, build the context and check that each constraint message's full text is in what is sent; for
@@ -10,7 +10,7 @@ query and the CRITICAL messages) is counted separately, never as a pass. Also re
 and the median build latency over ``--reps`` warm repetitions (caches filled by a first build).
 
 Strategies: ``afm`` (ours: packing afm, structured render), ``afm_paper`` (packing paper, chat
-render), the three baselines (``afm_local.baselines``) and the paper's ablations, each in both
+render), the three baselines (``afm_local.core.baselines``) and the paper's ablations, each in both
 modes: no classifier (everything RELEVANT), no placeholders, no compression.
 
 Writes ``docs/benchmarks/quality.md``, ``quality_results.json`` and ``quality_*.png``; the headline
@@ -22,27 +22,18 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Sequence
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components  # noqa: E402
-from afm_local.baselines import naive_replay, recency_compression, stateless  # noqa: E402
-from afm_local.components import Components  # noqa: E402
-from afm_local.types import Classification, Importance  # noqa: E402
+from scripts.common import OUT_DIR, load_scenarios, constraints_verbatim, write_headline
+from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components
+from afm_local.core.baselines import naive_replay, recency_compression, stateless
+from afm_local.local.components import Components
+from afm_local.core.types import Classification, Importance
 
-SCEN_DIR = ROOT / "data" / "scenarios"
-OUT_DIR = ROOT / "docs" / "benchmarks"
 
-PAPER = {  # the AFM paper's reported figures (allergy trip, 30 runs each, gpt-4o-mini)
-    "afm": "25/30 (83%)", "stateless": "0/30", "naive_replay": "0/30", "recency_compression": "0/30",
-    "no_classifier": "0%", "no_placeholders": "70%", "no_compression": "80%", "tax": "100% (all strategies)",
-    "latency": "21.2 s per turn",
-}
 
 STRATEGIES = [
     # name, kind, config/components key, render, packing
@@ -67,40 +58,6 @@ class AllRelevant:
 
     def classify(self, texts: Sequence[str]) -> list[Classification]:
         return [Classification(Importance.RELEVANT, {"RELEVANT": 1.0}, "default") for _ in texts]
-
-
-def load_scenarios(limit: int | None = None, families: Sequence[str] | None = None) -> list[dict]:
-    out = []
-    for path in sorted(SCEN_DIR.glob("*.json")):
-        if path.name == "index.json":
-            continue
-        sc = json.loads(path.read_text(encoding="utf-8"))
-        if families and sc["family"] not in families:
-            continue
-        out.append(sc)
-    return out[:limit] if limit else out
-
-
-def critical_block(messages: list[dict[str, str]]) -> str:
-    """The CRITICAL section of the first system message of a structured render ('' if none)."""
-    if not messages or messages[0]["role"] != "system":
-        return ""
-    text = messages[0]["content"]
-    for marker in ("### CRITICAL", "### КРИТИЧНО"):
-        if marker in text:
-            return text.split(marker, 1)[1].split("\n### ", 1)[0]
-    return ""
-
-
-def constraints_verbatim(sc: dict, messages: list[dict[str, str]], structured: bool) -> tuple[bool, bool]:
-    """(strict pass, verbatim anywhere): strict also requires the CRITICAL block for structured renders."""
-    texts = [sc["messages"][i]["content"] for i in sc["constraint_indexes"]]
-    body = "\n".join(m["content"] for m in messages)
-    anywhere = all(t in body for t in texts)
-    if not structured:
-        return anywhere, anywhere
-    block = critical_block(messages)
-    return anywhere and all(t in block for t in texts), anywhere
 
 
 def build_components(comps: Components) -> dict[str, Components]:
@@ -276,114 +233,6 @@ def findings(s_allergy, s_explicit, s_other, budgets, n_implicit, classifier) ->
     ])
 
 
-def write_headline() -> Path:
-    """``docs/benchmarks/headline.md`` from ``quality_results.json`` and ``e2e_results.json`` (whichever exist)."""
-    q_path, e_path = OUT_DIR / "quality_results.json", OUT_DIR / "e2e_results.json"
-    q = json.loads(q_path.read_text()) if q_path.exists() else None
-    e = json.loads(e_path.read_text()) if e_path.exists() else None
-    lines = ["# Headline: afm-local beside the AFM paper", ""]
-    lines.append("Same kind of work, measured locally (no API calls). Paper figures: gpt-4o-mini, 30 runs of one allergy "
-                 "conversation, graded on the model's answer. Ours (model-free): share of generated allergy-trip variants "
-                 "in which every constraint message reaches the model verbatim (structured render: inside the CRITICAL "
-                 "block); `BudgetTooSmall` is never a pass. See quality.md, e2e.md and long.md for method and caveats.")
-    lines.append("")
-    if q:
-        b = q["headline_budget"]
-        allergy = q["summary_allergy"]
-        lines.append(f"Classifier used: `{q['classifier']}`. Allergy variants: {q['n_allergy']} (of which {q['n_implicit']} state the "
-                     f"allergy without an allergy keyword). Budget for the headline column: {b} tokens.")
-        lines.append("")
-        hdr = "| strategy | paper (answer graded, n=30) | ours: constraint verbatim, allergy, " + f"{b} tok | ours, all budgets {q['budgets']} |"
-        lines += [hdr, "|---|---|---|---|"]
-        names = {"afm": "AFM (ours: afm packing, structured)", "afm_paper": "AFM paper mode (greedy packing, chat)",
-                 "stateless": "stateless", "naive_replay": "naive replay", "recency_compression": "recency compression",
-                 "no_classifier": "ablation: no classifier", "no_placeholders": "ablation: no placeholders",
-                 "no_compression": "ablation: no compression", "no_classifier_paper": "no classifier, paper mode",
-                 "no_placeholders_paper": "no placeholders, paper mode", "no_compression_paper": "no compression, paper mode"}
-        pap = {"afm": PAPER["afm"], "afm_paper": PAPER["afm"], "stateless": "0/30", "naive_replay": "0/30",
-               "recency_compression": "0/30", "no_classifier": "0%", "no_placeholders": "70%", "no_compression": "80%",
-               "no_classifier_paper": "0%", "no_placeholders_paper": "70%", "no_compression_paper": "80%"}
-        for s in q["strategies"]:
-            v = allergy.get(f"{s}|{b}")
-            if not v:
-                continue
-            allb = " · ".join(f"{100 * allergy[f'{s}|{bb}']['pass'] / allergy[f'{s}|{bb}']['n']:.0f}%" for bb in q["budgets"] if f"{s}|{bb}" in allergy)
-            lines.append(f"| {names.get(s, s)} | {pap.get(s, '–')} | {v['pass']}/{v['n']} ({100 * v['pass'] / v['n']:.0f}%) | {allb} |")
-        r_path = OUT_DIR / "quality_results_rules.json"
-        if r_path.exists() and q["classifier"] != "rules":
-            rq = json.loads(r_path.read_text())["summary_allergy"]
-            lines.append("With the rule layer alone as classifier (`--classifier rules`, quality_rules.md), allergy at "
-                         + ", ".join(f"{bb} tok: AFM {rq[f'afm|{bb}']['pass']}/{rq[f'afm|{bb}']['n']}, paper mode {rq[f'afm_paper|{bb}']['pass']}/{rq[f'afm_paper|{bb}']['n']}"
-                                     for bb in q["budgets"] if f"afm|{bb}" in rq) + ".")
-            lines.append("")
-        ex = q.get("summary_allergy_explicit", {})
-        if f"afm|{b}" in ex:
-            v = ex[f"afm|{b}"]
-            if q["classifier"] == "rules":
-                lines.append(f"AFM on the allergy variants whose wording names the allergy (the rule layer sees them): {v['pass']}/{v['n']} at {b} tokens; "
-                             "the misses above are all implicit wordings (\"I can't eat peanuts at all...\") that the rule-only classifier leaves RELEVANT.")
-            else:
-                tsm = allergy.get(f"afm|{b}", {}).get("too_small", 0)
-                if tsm:
-                    lines.append(f"With the trained classifier, {tsm} of {q['n_allergy']} AFM builds at {b} tokens are "
-                                 "`BudgetTooSmall` refusals: the model marks some ordinary messages CRITICAL, so the "
-                                 "CRITICAL set alone outgrows the budget.")
-                else:
-                    lines.append(f"With the trained classifier no AFM build at {b} tokens is refused (`BudgetTooSmall`), "
-                                 "and the implicit wordings the rule layer misses are delivered too.")
-        lines.append("")
-        tax = q["summary_tax"]
-        lines.append(f"Tax compliance (paper: {PAPER['tax']}), ours at {b} tokens, constraint verbatim: " + ", ".join(
-            f"{s} {tax[f'{s}|{b}']['pass']}/{tax[f'{s}|{b}']['n']}" for s in ("afm", "afm_paper", "naive_replay", "recency_compression", "stateless") if f"{s}|{b}" in tax)
-            + ". The paper's 100% is graded on answers (gpt-4o-mini refuses an illegal request with or without memory); the "
-            "model-free metric measures only whether the constraint is delivered, and the small local models complied with the "
-            "illegal request under every strategy (e2e below).")
-        lines.append("")
-        a = allergy.get(f"afm|{b}"), allergy.get(f"naive_replay|{b}")
-        if a[0] and a[1]:
-            lines.append(f"Tokens sent at {b} tokens (allergy, mean): AFM {a[0]['tokens']:.0f}, naive replay {a[1]['tokens']:.0f}. "
-                         f"Build latency (median, warm caches): AFM {a[0]['ms']:.2f} ms per turn.")
-            lines.append("")
-    if e:
-        lines.append(f"## End to end (local GGUF, budget {e['budget']} tokens, strict keyword/rule grader, classifier `{e['classifier']}`)")
-        lines.append("")
-        lines.append("| model | strategy | recall AND condition | recall only | per turn: build ms + LLM s |")
-        lines.append("|---|---|---|---|---|")
-        for m in e["models"]:
-            for s, v in e["summary"][m].items():
-                lines.append(f"| {m} | {s} | {v['pass']}/{v['n']} | {v['recall']}/{v['n']} | {v['build_ms']:.1f} ms + {v['llm_s']:.1f} s |")
-        lines.append("")
-        lines.append(f"Grader error rate against {e.get('hand_n', 0)} hand-graded answers: {e.get('grader_error', 'n/a')} on pass/fail, "
-                     f"{e.get('grader_recall_error', 'n/a')} on the recall component.")
-        for ext in sorted(OUT_DIR.glob("e2e_results_*.json")):
-            x = json.loads(ext.read_text(encoding="utf-8"))
-            for m, per in x["summary"].items():
-                lines.append(f"Larger run `{ext.name}`, {m}: " + ", ".join(
-                    f"{st} {v['pass']}/{v['n']} pass ({v['verbatim']}/{v['n']} constraint verbatim in context)" for st, v in per.items()) + ".")
-        lines.append(f"Paper's per-turn latency: {PAPER['latency']} (gpt-4o-mini for every classification and compression); "
-                     "ours: the build_context column above (ms) plus one local LLM answer on 1 CPU thread.")
-        lines.append("")
-    l_path = OUT_DIR / "long_results.json"
-    if l_path.exists():
-        lr = json.loads(l_path.read_text())
-        sm = lr["summary"]
-
-        def pc(k):
-            a = sm[k]["all"]
-            return f"{100 * a[0] / a[1]:.0f}%"
-
-        lines.append(f"## Long conversations ({lr['args']['conversations']} x {sm['afm']['all'][1] // lr['args']['conversations']} questions, "
-                     f"{lr['rows'][0]['n_messages']} messages, {lr['args']['budget']} tokens)")
-        lines.append("")
-        lines.append(f"Evidence reaching the model Full/Compressed: AFM paper defaults {pc('afm')}, fill=score {pc('afm_score_fill')}, "
-                     f"pure recency {pc('recency')}, pure similarity {pc('similarity')}, AFM + remedy "
-                     f"(`similarity_floor={lr['args']['floor']}, max_placeholders={lr['args']['cap']}, fill=\"score\"`) {pc('afm_floor_cap_score_fill')}. See long.md.")
-        lines.append("")
-    path = OUT_DIR / "headline.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
-    return path
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--budgets", default="300,500,800,1200")
@@ -397,7 +246,7 @@ def main() -> None:
     t_start = time.time()
     comps = local_components(threads=1)
     if args.classifier == "rules":
-        from afm_local.classifier import LayeredClassifier
+        from afm_local.text.classifier import LayeredClassifier
 
         comps = Components(comps.counter, comps.embedder, LayeredClassifier(None), comps.compressor, comps.topicer, comps.abstractive)
     tag = "" if args.classifier == "installed" else "_rules"
@@ -444,7 +293,7 @@ def main() -> None:
 
     md = [
         "# Quality benchmark (model-free): do constraints reach the model verbatim?", "",
-        f"Command: `.venv/bin/python scripts/bench_quality.py --budgets {args.budgets} --reps {args.reps} --classifier {args.classifier}` "
+        f"Command: `.venv/bin/python -m scripts.bench_quality --budgets {args.budgets} --reps {args.reps} --classifier {args.classifier}` "
         f"(scenarios from `scripts/make_scenarios.py`, seed in `data/scenarios/index.json`). Runtime {time.time() - t_start:.0f} s.", "",
         f"* Importance classifier used: **`{comps.classifier.name}`** (`local_components(threads=1)`; `rules` means the trained "
         "ONNX model was not installed and the rule layer stood alone).",

@@ -5,8 +5,8 @@ Starts the server as a subprocess on a free 127.0.0.1 port with a fresh SQLite f
 ``--sessions`` sessions, then stops the server and compares the acknowledged appends with the rows
 in the database. Prints a markdown table and writes it to ``--out`` (docs/benchmarks/server.md).
 
-    python scripts/bench_server.py                       # 16 clients, 2,000 requests, 50 sessions
-    python scripts/bench_server.py --requests 200 --out /tmp/x.md
+    python -m scripts.bench_server                       # 16 clients, 2,000 requests, 50 sessions
+    python -m scripts.bench_server --requests 200 --out /tmp/x.md
 
 Exit status 1 when any request failed or an acknowledged message is missing.
 """
@@ -27,10 +27,10 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from scripts.common import ROOT
 
 import httpx
 
-REPO = Path(__file__).resolve().parents[1]
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 SUBJECTS = ["the flight to Lisbon", "the hotel in Alfama", "my son's peanut allergy", "the Sintra day trip",
@@ -77,17 +77,17 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2, help="server's model-work pool")
     ap.add_argument("--time-limit", type=float, default=900.0, help="stop issuing requests after this many seconds")
     ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks" / "server.md")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks" / "server.md")
     args = ap.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="afm-bench-"))
     db = workdir / "bench.db"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, **THREAD_ENV, "PYTHONPATH": str(REPO)}
+    env = {**os.environ, **THREAD_ENV, "PYTHONPATH": str(ROOT)}
     log = (workdir / "server.log").open("wb")
     proc = subprocess.Popen([sys.executable, "-m", "afm_local", "serve", "--host", "127.0.0.1", "--port", str(port),
-                             "--db", str(db), "--workers", str(args.workers)], cwd=REPO, env=env, stdout=log,
+                             "--db", str(db), "--workers", str(args.workers)], cwd=ROOT, env=env, stdout=log,
                             stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
@@ -200,7 +200,7 @@ def main() -> int:
     report = "\n".join([
         "# afm-local serve: load test",
         "",
-        f"`python scripts/bench_server.py --clients {args.clients} --requests {args.requests} --sessions {args.sessions}` "
+        f"`python -m scripts.bench_server --clients {args.clients} --requests {args.requests} --sessions {args.sessions}` "
         f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).",
         "",
         f"Machine: {os.cpu_count()} CPU cores ({platform.machine()}, {platform.system()}), Python "

@@ -4,7 +4,7 @@ Targets (issue: the engine): ``build_context`` on a 1,000-message history with w
 20 ms (median), and ingesting one message (embed + classify + compress + count) under 30 ms.
 Machines here are shared and noisy, so figures are medians of one run.
 
-    .venv/bin/python scripts/bench_speed.py [--messages 1000] [--repeats 30]
+    .venv/bin/python -m scripts.bench_speed [--messages 1000] [--repeats 30]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from afm_local import AFMConfig, ArtifactCache, FocusManager, local_components  # noqa: E402
+from afm_local import AFMConfig, ArtifactCache, FocusManager, local_components
 
 TOPICS = ["hotel", "train", "museum", "budget", "visa", "restaurant", "beach", "flight", "weather", "market"]
 CITIES = ["Bangkok", "Chiang Mai", "Krabi", "Hanoi", "Tokyo", "Lisbon", "Tbilisi", "Kazan"]

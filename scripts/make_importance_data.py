@@ -21,7 +21,7 @@ How it works
   its bytes stay as they were.
 * ``new_phrasings*.jsonl`` are NOT read here: they are hand-written held-out sets, reported only.
 
-Run:  python scripts/make_importance_data.py [--seed 13] [--out data/importance]
+Run:  python -m scripts.make_importance_data [--seed 13] [--out data/importance]
 """
 
 from __future__ import annotations

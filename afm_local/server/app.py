@@ -1,0 +1,179 @@
+"""``afm-local serve``: AFM over HTTP, fully local.
+
+``create_app(settings)`` assembles the FastAPI app from the routes (``server.routes``), the ASGI layers
+(``server.middleware``) and the error mapping; ``run_server(...)`` serves it with uvicorn on 127.0.0.1
+by default. See docs/server.md for the API, the security model and the limits.
+
+Errors: routes raise ``APIError`` for HTTP-only conditions; every ``AFMError`` from the engine or the
+store is mapped here, by class, to one status and one JSON error shape.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import AsyncIterator
+
+import anyio
+import httpx
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from .. import __version__
+from ..core.errors import (AFMError, BudgetTooSmall, InvalidInput, ModelError, StoreError, StoreFull,
+                           StoreUnavailable, UnknownSession)
+from ..local import local_components
+from .errors import STATUS_KIND, APIError, error_response
+from .middleware import AuthMiddleware, BodyLimitMiddleware, MetricsMiddleware
+from .routes import chat, context, ops, sessions
+from .settings import ServerSettings
+from .state import AppState
+
+log = logging.getLogger("afm_local.server")
+
+# AFMError class -> (status, error type); the first match in this order wins.
+ERROR_STATUS: tuple[tuple[type[AFMError], int, str], ...] = (
+    (BudgetTooSmall, 422, "budget_too_small"),
+    (InvalidInput, 422, "invalid_request"),
+    (UnknownSession, 404, "not_found"),
+    (StoreFull, 507, "storage_full"),
+    (StoreUnavailable, 503, "storage_unavailable"),
+    (StoreError, 503, "storage_unavailable"),
+    (ModelError, 503, "model_unavailable"),
+)
+
+
+def afm_error_response(exc: AFMError) -> JSONResponse:
+    for cls, status, kind in ERROR_STATUS:
+        if isinstance(exc, cls):
+            if isinstance(exc, BudgetTooSmall):
+                return error_response(status, kind, str(exc), minimum_budget=exc.minimum)
+            if isinstance(exc, UnknownSession):
+                return error_response(status, kind, "unknown session")
+            return error_response(status, kind, str(exc))
+    return error_response(500, "internal_error", str(exc))
+
+
+def create_app(settings: ServerSettings) -> FastAPI:
+    state = AppState(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if state.components is None:
+            state.components = await anyio.to_thread.run_sync(
+                lambda: local_components(settings.config, threads=settings.threads, abstractive=settings.abstractive)
+            )
+        if settings.upstream:
+            # trust_env=False: no proxy or netrc from the environment; the upstream is the only peer.
+            state.http = httpx.AsyncClient(trust_env=False, follow_redirects=False,
+                                           timeout=httpx.Timeout(settings.upstream_timeout_s, connect=10.0))
+        log.info("afm-local server ready (db=%s, upstream=%s, auth=%s)", settings.db,
+                 settings.upstream or "built-in", "on" if settings.api_key else "off")
+        try:
+            yield
+        finally:
+            if state.http is not None:
+                await state.http.aclose()
+            if state.builtin is not None:
+                state.builtin.close()
+            state.store.close()
+
+    app = FastAPI(title="afm-local", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_url="/openapi.json",
+                  description="Adaptive Focus Memory over HTTP, fully local. Every route but /healthz and the "
+                              "static inspector page requires `Authorization: Bearer <key>` when a key is set.")
+    app.state.afm = state
+    _add_error_handlers(app)
+    for module in (ops, sessions, context, chat):
+        app.include_router(module.router)
+    # ASGI layers, outermost last
+    app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
+    app.add_middleware(AuthMiddleware, api_key=settings.api_key)
+    app.add_middleware(MetricsMiddleware, requests=state.requests, latency=state.latency)
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(APIError)
+    async def _api_error(request: Request, exc: APIError) -> JSONResponse:
+        return error_response(exc.status, exc.kind, exc.message, **exc.extra)
+
+    @app.exception_handler(AFMError)
+    async def _afm_error(request: Request, exc: AFMError) -> JSONResponse:
+        return afm_error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):
+            ctx = next((e.get("ctx") or {} for e in errors if e.get("type") == "json_invalid"), {})
+            return error_response(400, "invalid_json", f"request body is not valid JSON: {ctx.get('error', 'parse error')}")
+        details = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))[:300], "type": e.get("type")}
+                   for e in errors[:20]]
+        summary = "; ".join(f"{'.'.join(d['loc'][1:]) or 'body'}: {d['msg']}" for d in details[:5])
+        return error_response(422, "invalid_request", summary, details=details)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        message = exc.detail if isinstance(exc.detail, str) else "error"
+        if message == "There was an error parsing the body":
+            return error_response(400, "invalid_json", "request body could not be parsed as JSON")
+        return error_response(exc.status_code, STATUS_KIND.get(exc.status_code, "error"), message,
+                              headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
+        return error_response(500, "internal_error", "internal server error (details are in the server log)")
+
+
+# ---------------------------------------------------------------------------------------- running
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run_server(
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    db: Path = Path("afm-local.db"),
+    upstream: str | None = None,
+    api_key_env: str | None = None,
+    budget: int = 2000,
+    threads: int = 1,
+    *,
+    upstream_api_key_env: str | None = None,
+    workers: int = 2,
+    synchronous: str = "NORMAL",
+    abstractive: bool = True,
+) -> None:
+    """Serve until interrupted. ``api_key_env`` names the environment variable holding the key; when it is
+    given the variable must be set and non-empty (the server refuses to start open by mistake)."""
+    import uvicorn
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    api_key = None
+    if api_key_env:
+        api_key = os.environ.get(api_key_env)
+        if not api_key:
+            raise SystemExit(f"--api-key-env {api_key_env}: that environment variable is not set or empty")
+    upstream_key = os.environ.get(upstream_api_key_env) if upstream_api_key_env else None
+    if not _is_loopback(host) and not api_key:
+        log.warning("listening on %s without an API key: anyone who can reach this port can read every session", host)
+    settings = ServerSettings(db=Path(db), upstream=upstream, api_key=api_key, upstream_api_key=upstream_key,
+                              budget=budget, threads=threads, workers=workers, synchronous=synchronous,
+                              abstractive=abstractive)
+    app = create_app(settings)
+    uvicorn.run(app, host=host, port=port, log_level="info", server_header=False, proxy_headers=False,
+                timeout_keep_alive=5, limit_concurrency=512, access_log=False)

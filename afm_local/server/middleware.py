@@ -1,0 +1,159 @@
+"""The ASGI layers in front of the app: body-size limit, API-key check and request metrics."""
+
+from __future__ import annotations
+
+import hmac
+import time
+from typing import Any, Callable
+
+from prometheus_client import Counter, Histogram
+from prometheus_client.core import CounterMetricFamily
+
+from ..engine.cache import ArtifactCache
+from .errors import _raw_json, error_body
+
+
+MAX_BODY_BYTES = 1 << 20  # 1 MiB
+DRAIN_LIMIT = 64 << 20  # an oversized body is read (and discarded) up to this, so the client sees the 413
+PUBLIC_PATHS = {"/healthz", "/"}  # "/" is the static inspector page: no data, it asks for the key itself
+
+
+class BodyLimitMiddleware:
+    """Reads the whole body (at most ``limit`` bytes, whatever Content-Length says) before the app runs.
+
+    An oversized body gets a 413 JSON error; so does a declared Content-Length over the limit, without
+    trusting it for the accepted case. A JSON body that is not valid UTF-8 gets a 400 here, before any
+    parsing.
+    """
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = None
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    await _raw_json(send, 400, error_body("bad_request", "invalid Content-Length"))
+                    return
+        chunks: list[bytes] = []
+        total = 0
+        too_big = declared is not None and declared > self.limit
+        more = True
+        while more and not too_big:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            total += len(chunk)
+            more = message.get("more_body", False)
+            if total > self.limit:
+                too_big = True
+                break
+            chunks.append(chunk)
+        if too_big:
+            drained = total
+            while more and drained < DRAIN_LIMIT:  # let the client finish sending, so it reads our answer
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                drained += len(message.get("body", b""))
+                more = message.get("more_body", False)
+            await _raw_json(send, 413, error_body("request_too_large", f"request body is larger than {self.limit} bytes"),
+                            [(b"connection", b"close")])
+            return
+        body = b"".join(chunks)
+        if body:
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                await _raw_json(send, 400, error_body("invalid_utf8", f"request body is not valid UTF-8 (byte {exc.start})"))
+                return
+        if body and scope.get("method") in ("POST", "PUT", "PATCH"):
+            # Every body this API accepts is JSON: parse it as JSON whatever Content-Type says (curl -d
+            # sends form-encoded), so a client gets the JSON error it can act on.
+            headers = [(k, v) for k, v in scope.get("headers", []) if k != b"content-type"]
+            scope["headers"] = headers + [(b"content-type", b"application/json")]  # in place: outer layers read scope
+        delivered = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class AuthMiddleware:
+    """``Authorization: Bearer <key>`` on every route but the public ones, compared in constant time."""
+
+    def __init__(self, app: Any, api_key: str | None) -> None:
+        self.app = app
+        self.expected = f"Bearer {api_key}".encode() if api_key else None
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        if scope["type"] != "http" or self.expected is None or scope.get("path") in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        given = b""
+        for name, value in scope.get("headers", []):
+            if name == b"authorization":
+                given = value
+        if not hmac.compare_digest(given, self.expected):
+            await _raw_json(send, 401, error_body("unauthorized", "missing or wrong API key (Authorization: Bearer <key>)"),
+                            [(b"www-authenticate", b"Bearer")])
+            return
+        await self.app(scope, receive, send)
+
+
+class MetricsMiddleware:
+    """Request counts by route template and status, and latency histograms (streams: until the end)."""
+
+    def __init__(self, app: Any, requests: Counter, latency: Histogram) -> None:
+        self.app, self.requests, self.latency = app, requests, latency
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = [500]
+
+        async def send_status(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            route = scope.get("route")
+            label = getattr(route, "path", None) or ("rejected" if status[0] in (400, 401, 413) else "unmatched")
+            self.requests.labels(route=label, method=scope.get("method", ""), status=str(status[0])).inc()
+            self.latency.labels(route=label).observe(time.perf_counter() - start)
+
+
+class CacheCollector:
+    """Exports the artifact caches' hit and miss counters."""
+
+    def __init__(self, caches: dict[str, ArtifactCache]) -> None:
+        self.caches = caches
+
+    def collect(self) -> Any:
+        hits = CounterMetricFamily("afm_cache_hits", "Artifact cache hits (memory or SQLite).", labels=["cache"])
+        misses = CounterMetricFamily("afm_cache_misses", "Artifact cache misses (the artifact was computed).", labels=["cache"])
+        for name, cache in self.caches.items():
+            hits.add_metric([name], cache.hits)
+            misses.add_metric([name], cache.misses)
+        yield hits
+        yield misses
+
+    def describe(self) -> list[Any]:
+        return []

@@ -1,0 +1,35 @@
+"""Packed contexts: for a stored session, or stateless for a history sent in the request."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+
+from ...core.types import Context
+from ..schemas import ContextOptions, StatelessContextRequest
+from ..state import AppState, build
+from . import app_state
+
+router = APIRouter(tags=["context"])
+SESSION_ROUTE = "/v1/sessions/{session_id}/context"
+STATELESS_ROUTE = "/v1/context"
+
+
+@router.post(SESSION_ROUTE)
+async def session_context(session_id: str, body: ContextOptions, state: AppState = Depends(app_state)) -> JSONResponse:
+    session = await state.session(session_id)
+    assert session.fm is not None
+    ctx, original = await state.run(build, session.fm, body.query, body.budget_tokens, body.system_preamble,
+                                    body.render, body.packing)
+    return JSONResponse(ctx.to_dict(), headers=state.count_context(ctx, original, SESSION_ROUTE))
+
+
+@router.post(STATELESS_ROUTE)
+async def stateless_context(body: StatelessContextRequest, state: AppState = Depends(app_state)) -> JSONResponse:
+    def work() -> tuple[Context, int]:
+        fm = state.manager(state.stateless_cache)
+        fm.add_messages([m.model_dump() for m in body.messages])
+        return build(fm, body.query, body.budget_tokens, body.system_preamble, body.render, body.packing)
+
+    ctx, original = await state.run(work)
+    return JSONResponse(ctx.to_dict(), headers=state.count_context(ctx, original, STATELESS_ROUTE))

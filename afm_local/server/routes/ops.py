@@ -1,0 +1,40 @@
+"""Health, metrics and the static inspector page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from ... import __version__
+from ..state import AppState
+from . import app_state
+
+STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+INSPECTOR_CSP = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+router = APIRouter()
+
+
+@router.get("/healthz", tags=["ops"])
+async def healthz(state: AppState = Depends(app_state)) -> dict[str, Any]:
+    return {"status": "ok", "version": __version__, "ready": state.components is not None}
+
+
+@router.get("/", include_in_schema=False)
+async def inspector() -> Response:
+    html = (STATIC_DIR / "inspector.html").read_bytes()
+    return Response(html, media_type="text/html; charset=utf-8",
+                    headers={"Content-Security-Policy": INSPECTOR_CSP, "X-Content-Type-Options": "nosniff",
+                             "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"})
+
+
+@router.get("/metrics", tags=["ops"])
+async def metrics(state: AppState = Depends(app_state)) -> Response:
+    return Response(generate_latest(state.registry), media_type=CONTENT_TYPE_LATEST)

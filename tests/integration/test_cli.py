@@ -1,0 +1,102 @@
+"""The ``afm-local`` command: output formats and one-line errors with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from real import EXAMPLES, ROOT
+
+PEANUT = EXAMPLES / "peanut_trip.json"
+
+
+def afm(*args: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "afm_local", *args], input=stdin, capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, timeout=120,
+    )
+
+
+def test_pack_json_reports_every_message():
+    out = afm("pack", str(PEANUT), "--budget", "300", "--render", "structured", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    history = json.loads(PEANUT.read_text())["messages"]
+    assert set(data) == {"messages", "items", "tokens_used", "budget_tokens"}
+    assert [it["index"] for it in data["items"]] == list(range(len(history)))
+    assert data["items"][1]["importance"] == "CRITICAL" and data["items"][1]["fidelity"] == "full"
+    assert {it["importance"] for it in data["items"]} <= {"CRITICAL", "RELEVANT", "TRIVIAL"}
+    assert data["tokens_used"] <= data["budget_tokens"] == 300
+    assert history[1]["content"] in data["messages"][0]["content"]
+
+
+def test_pack_text_from_stdin_with_a_plain_list(tmp_path):
+    history = [{"role": "user", "content": "[!] Never book flights before 9am."}, {"role": "assistant", "content": "Noted."}]
+    out = afm("pack", "-", "--query", "Book me a flight to Rome", "--budget", "200", stdin=json.dumps(history))
+    assert out.returncode == 0, out.stderr
+    assert "CRITICAL" in out.stdout and "Never book flights before 9am." in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("payload", "args", "message"),
+    [
+        ("{not json", ["--budget", "100", "--query", "q"], "malformed JSON"),
+        ('[{"role": "wizard", "content": "x"}]', ["--budget", "100", "--query", "q"], "unknown role"),
+        ('[{"role": "user"}]', ["--budget", "100", "--query", "q"], "must be an object"),
+        ('[{"role": "user", "content": "hi"}]', ["--budget", "0", "--query", "q"], "positive integer"),
+        ('[{"role": "user", "content": "[!] I am allergic to peanuts and shellfish."}]', ["--budget", "12", "--query", "q"], "minimum budget is"),
+    ],
+)
+def test_errors_are_one_line_with_exit_code_2(payload, args, message):
+    out = afm("pack", "-", *args, stdin=payload)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+
+
+def test_invalid_utf8_is_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'[{"role": "user", "content": "\xff\xfe"}]')
+    out = afm("pack", str(bad), "--budget", "100", "--query", "q")
+    assert out.returncode == 2 and "not valid UTF-8" in out.stderr
+
+
+def test_missing_models_name_the_install_command(tmp_path):
+    (tmp_path / "manifest.json").write_text((ROOT / "models" / "manifest.json").read_text())
+    out = afm("pack", str(PEANUT), "--budget", "300", env={"AFM_MODELS_DIR": str(tmp_path)})
+    assert out.returncode == 2
+    assert "afm-local models install" in out.stderr
+
+
+def test_models_verify_detects_corruption(tmp_path):
+    (tmp_path / "manifest.json").write_text((ROOT / "models" / "manifest.json").read_text())
+    shutil.copytree(ROOT / "models" / "tiktoken", tmp_path / "tiktoken")
+    victim = next((tmp_path / "tiktoken").iterdir())
+    victim.write_bytes(victim.read_bytes()[:-10])
+    out = afm("models", "verify", "tiktoken", env={"AFM_MODELS_DIR": str(tmp_path)})
+    assert out.returncode == 2 and "afm-local models install tiktoken" in out.stderr
+    assert "corrupt" in out.stdout
+
+
+def test_models_install_from_a_local_path_is_verified_and_idempotent(tmp_path):
+    (tmp_path / "manifest.json").write_text((ROOT / "models" / "manifest.json").read_text())
+    src = ROOT / "models" / "embedder" / "tokenizer.json"
+    env = {"AFM_MODELS_DIR": str(tmp_path)}
+    first = afm("models", "install", "embedder", "--from", f"embedder={src}", env=env)
+    assert first.returncode == 0, first.stderr
+    again = afm("models", "install", "embedder", env=env)
+    assert again.returncode == 0
+    assert all(line.startswith("ok") for line in again.stdout.splitlines())  # nothing re-installed
+
+
+def test_classify_prints_jsonl():
+    out = afm("classify", "-", stdin='I am allergic to peanuts.\n{"text": "thanks!"}\n[!] window seat\n')
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [r["label"] for r in rows] == ["CRITICAL", "TRIVIAL", "CRITICAL"]
+    assert all(set(r) >= {"text", "label", "scores"} for r in rows)

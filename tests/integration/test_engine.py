@@ -1,0 +1,172 @@
+"""FocusManager end to end on the real local components: tags, budgets, renders, caching."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from afm_local import AFMConfig, BudgetTooSmall, Fidelity, FocusManager, Importance
+from afm_local.engine.cache import ArtifactCache
+
+from real import example, shared_components
+
+PEANUT = example("peanut_trip")
+
+
+def manager(config: AFMConfig | None = None, **kwargs) -> FocusManager:
+    return FocusManager(config, components=shared_components(), **kwargs)
+
+
+def recount(ctx, config: AFMConfig) -> int:
+    counter = shared_components().counter
+    return sum(counter.count(m["content"]) + config.per_message_overhead for m in ctx.messages) + config.reply_overhead
+
+
+def test_embedder_ranks_related_text_higher():
+    vectors = shared_components().embedder.embed(
+        ["I have a severe peanut allergy", "I can't eat nuts", "Which hotel in Bangkok is near the river?"]
+    )
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+
+
+def test_embeddings_do_not_depend_on_the_batch():
+    """A long message in a call must not change the vectors of the short ones (nor their order)."""
+    embedder = shared_components().embedder
+    texts = ["ok", "Мы летим в Стамбул в мае. " * 40, "I have a severe peanut allergy", ""]
+    together = embedder.embed(texts)
+    alone = np.vstack([embedder.embed([t]) for t in texts])
+    assert together.shape == (4, 384)
+    assert np.allclose(together, alone, atol=1e-5)
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_tags_set_importance_and_are_not_sent():
+    fm = manager()
+    crit = fm.add_message("user", "[!] Only window seats, please.")
+    triv = fm.add_message("user", "[TRIVIAL] My allergy to peanuts is severe.")
+    rel = fm.add_message("user", "  [critical] Budget around 300k.")
+    assert (crit.importance, crit.importance_source, crit.content) == (Importance.CRITICAL, "tag", "Only window seats, please.")
+    assert triv.importance is Importance.TRIVIAL  # the user's word beats the rules
+    assert rel.importance is Importance.CRITICAL and rel.content == "Budget around 300k."
+    override = fm.add_message("user", "[!] tagged", importance="trivial")
+    assert override.importance is Importance.TRIVIAL
+    ctx = fm.build_context("Where should I sit?", 400)
+    assert all("[!]" not in m["content"] and "[critical]" not in m["content"] for m in ctx.messages)
+
+
+@pytest.mark.parametrize("budget", [300, 500, 800])
+def test_peanut_allergy_is_full_and_first_in_structured_render(budget):
+    fm = manager()
+    fm.add_messages(PEANUT["messages"])
+    ctx = fm.build_context(PEANUT["query"], budget, PEANUT["preamble"], render="structured")
+    allergy = PEANUT["messages"][1]["content"]
+    assert ctx.items[1].importance is Importance.CRITICAL
+    assert ctx.items[1].fidelity is Fidelity.FULL
+    system = ctx.messages[0]["content"]
+    critical_block = system.split("### CRITICAL", 1)[1].split("###", 1)[0]
+    assert allergy in critical_block
+    assert system.index(allergy) < system.find("### RELEVANT") if "### RELEVANT" in system else True
+    assert ctx.messages[-1] == {"role": "user", "content": PEANUT["query"]}
+    assert ctx.tokens_used <= budget
+    assert ctx.tokens_used == recount(ctx, fm.config)
+
+
+def minimum_budget(fm: FocusManager, **kwargs) -> int:
+    with pytest.raises(BudgetTooSmall) as err:
+        fm.build_context(PEANUT["query"], 1, PEANUT["preamble"], **kwargs)
+    return err.value.minimum
+
+
+@pytest.mark.parametrize("extra", [0, 60, 400])
+def test_chat_render_counts_everything_sent(extra):
+    fm = manager()
+    fm.add_messages(PEANUT["messages"])
+    budget = minimum_budget(fm) + extra  # from the tightest budget the constraints allow
+    ctx = fm.build_context(PEANUT["query"], budget, PEANUT["preamble"])
+    assert ctx.messages[0] == {"role": "system", "content": PEANUT["preamble"]}
+    assert ctx.messages[-1]["content"] == PEANUT["query"]
+    assert ctx.tokens_used == recount(ctx, fm.config) <= budget
+    assert len(ctx.items) == len(PEANUT["messages"])
+    sent = len(ctx.messages) - 2
+    assert sent == sum(it.fidelity is not Fidelity.DROPPED for it in ctx.items)
+
+
+def test_budget_too_small_names_the_minimum():
+    fm = manager()
+    fm.add_messages(PEANUT["messages"])
+    with pytest.raises(BudgetTooSmall) as err:
+        fm.build_context(PEANUT["query"], 40, PEANUT["preamble"])
+    minimum = err.value.minimum
+    assert f"minimum budget is {minimum} tokens" in str(err.value)
+    ctx = fm.build_context(PEANUT["query"], minimum, PEANUT["preamble"])  # the named minimum works
+    assert ctx.items[1].fidelity is Fidelity.FULL and ctx.tokens_used <= minimum
+
+
+@pytest.mark.parametrize("bad", [0, -5, 2.5, True])
+def test_bad_budgets_are_rejected(bad):
+    with pytest.raises(ValueError, match="positive integer"):
+        manager().build_context("hi", bad)
+
+
+def test_unknown_role_is_rejected():
+    with pytest.raises(ValueError, match="unknown role"):
+        manager().add_message("narrator", "Once upon a time")
+
+
+def test_russian_conversation_gets_a_russian_structured_memory():
+    data = example("marketplace_300k")
+    fm = manager()
+    fm.add_messages(data["messages"])
+    ctx = fm.build_context(data["query"], 400, data["preamble"], render="structured")
+    assert ctx.language == "ru"
+    assert "### КРИТИЧНО" in ctx.messages[0]["content"]
+    assert data["messages"][1]["content"] in ctx.messages[0]["content"]
+    assert ctx.tokens_used <= 400
+
+
+class CountingEmbedder:
+    """The real embedder, counting how many texts it is asked to embed."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.dim, self.calls = inner, inner.name, inner.dim, 0
+
+    def embed(self, texts):
+        self.calls += len(texts)
+        return self.inner.embed(texts)
+
+
+def test_artifacts_are_computed_once_and_build_costs_one_query_embedding():
+    from dataclasses import replace
+
+    counting = CountingEmbedder(shared_components().embedder)
+    comps = replace(shared_components(), embedder=counting)
+    cache = ArtifactCache()
+    fm = FocusManager(components=comps, cache=cache)
+    fm.add_messages(PEANUT["messages"])
+    assert counting.calls == len({m["content"] for m in PEANUT["messages"]})
+    before = counting.calls
+    fm.build_context("What should I eat?", 500)
+    assert counting.calls == before + 1
+    fm.build_context("What should I eat?", 300)
+    assert counting.calls == before + 1  # the query embedding is cached too
+    again = FocusManager(components=comps, cache=cache)  # same texts in another session: all cached
+    again.add_messages(PEANUT["messages"])
+    assert counting.calls == before + 1
+
+
+def test_paper_packing_and_afm_packing_differ_on_a_late_constraint():
+    filler = [
+        {"role": "user", "content": f"Tell me about the history of temple number {i} in Bangkok and its architecture, festivals and opening hours."}
+        for i in range(30)
+    ]
+    late = {"role": "user", "content": "I am allergic to shellfish, so no shrimp or crab ever."}
+    history = filler + [late] + filler[:3]
+    afm, paper = manager(), manager(AFMConfig(packing="paper"))
+    afm.add_messages(history)
+    paper.add_messages(history)
+    query = "Tell me about the history of temples in Bangkok and their festivals"
+    a = afm.build_context(query, 400)
+    p = paper.build_context(query, 400)
+    assert a.items[30].fidelity is Fidelity.FULL
+    assert p.items[30].fidelity is not Fidelity.FULL

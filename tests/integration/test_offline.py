@@ -1,0 +1,55 @@
+"""The whole pipeline runs with every socket blocked: nothing reaches the network."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from afm_local import FocusManager, local_components
+
+from real import example
+
+
+class NetworkUsed(AssertionError):
+    pass
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise NetworkUsed(f"network access attempted: {args[1:] or kwargs}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+
+
+def test_pipeline_makes_no_network_connection(no_network):
+    comps = local_components(threads=1, abstractive=True)  # every model afresh, the GGUF one too
+    with pytest.raises(NetworkUsed):
+        socket.create_connection(("127.0.0.1", 9))
+    data = example("peanut_trip")
+    fm = FocusManager(components=comps)
+    fm.add_messages(data["messages"])
+    for render in ("chat", "structured"):
+        ctx = fm.build_context(data["query"], 400, data["preamble"], render=render)
+        assert ctx.tokens_used <= 400
+
+
+def test_engine_and_server_do_not_import_torch():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, json\n"
+        "from afm_local import FocusManager, local_components\n"
+        "import afm_local.server, afm_local.local.llama, afm_local.text.guard\n"
+        "fm = FocusManager(components=local_components(threads=1))\n"
+        "fm.add_message('user', 'I am allergic to peanuts.')\n"
+        "fm.build_context('What should I eat?', 200)\n"
+        "print(json.dumps(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

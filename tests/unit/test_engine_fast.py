@@ -1,0 +1,79 @@
+"""The engine over fake components: validation, tags, accounting and the fit loop, in milliseconds."""
+
+from __future__ import annotations
+
+import pytest
+
+from afm_local import AFMConfig, BudgetTooSmall, Fidelity, FocusManager, Importance, InvalidInput
+from afm_local.core.accounting import sent_cost
+
+from fakes import fake_components
+
+HISTORY = [
+    {"role": "user", "content": "We are planning a trip to Thailand in March."},
+    {"role": "user", "content": "I have a severe peanut allergy, so nothing with peanuts ever."},
+    {"role": "assistant", "content": "Noted. Bangkok, Chiang Mai and the islands are all good in March."},
+    {"role": "user", "content": "Which area of Bangkok is best for a first visit with good street food?"},
+    {"role": "assistant", "content": "Try Sukhumvit or the old town; street food is everywhere, ask about peanuts."},
+    {"role": "user", "content": "thanks"},
+]
+
+
+def manager(config: AFMConfig | None = None) -> FocusManager:
+    fm = FocusManager(config, components=fake_components())
+    fm.add_messages(HISTORY)
+    return fm
+
+
+def test_rules_flag_the_allergy_and_small_talk():
+    fm = manager()
+    labels = [m.importance for m in fm.messages]
+    assert labels[1] is Importance.CRITICAL and labels[5] is Importance.TRIVIAL
+
+
+@pytest.mark.parametrize("render", ["chat", "structured"])
+@pytest.mark.parametrize("budget", [150, 200, 400])
+def test_everything_sent_is_counted_and_fits(render, budget):
+    fm = manager()
+    ctx = fm.build_context("What food should I try?", budget, "You are a travel assistant.", render=render)
+    assert ctx.tokens_used == sent_cost(fm.components.counter, ctx.messages, fm.config) <= budget
+    assert ctx.items[1].fidelity is Fidelity.FULL
+    assert ctx.messages[-1] == {"role": "user", "content": "What food should I try?"}
+
+
+def test_budget_too_small_names_the_minimum():
+    fm = manager(AFMConfig.paper())
+    with pytest.raises(BudgetTooSmall) as err:
+        fm.build_context("What food should I try?", 20)
+    assert err.value.minimum > 20 and "minimum budget" in str(err.value)
+    fm.build_context("What food should I try?", err.value.minimum)
+
+
+@pytest.mark.parametrize("bad", [0, -5, 1.5, True, "100"])
+def test_bad_budgets_are_invalid_input(bad):
+    with pytest.raises(InvalidInput):
+        manager().build_context("q", bad)
+
+
+def test_unknown_role_and_importance_are_invalid_input():
+    fm = FocusManager(components=fake_components())
+    with pytest.raises(InvalidInput, match="unknown role"):
+        fm.add_message("robot", "hi")
+    with pytest.raises(InvalidInput, match="unknown importance"):
+        fm.add_message("user", "hi", importance="urgent")
+
+
+def test_tags_win_and_are_not_sent():
+    fm = FocusManager(components=fake_components())
+    crit = fm.add_message("user", "[!] Only window seats, please.")
+    triv = fm.add_message("user", "[TRIVIAL] My allergy to peanuts is severe.")
+    assert (crit.importance, crit.importance_source, crit.content) == (Importance.CRITICAL, "tag", "Only window seats, please.")
+    assert triv.importance is Importance.TRIVIAL
+    ctx = fm.build_context("Where should I sit?", 200)
+    assert all("[!]" not in m["content"] for m in ctx.messages)
+
+
+def test_paper_preset_is_the_papers_rules():
+    cfg = AFMConfig.paper()
+    assert (cfg.packing, cfg.fill, cfg.similarity_floor, cfg.max_placeholders) == ("paper", "chronological", None, None)
+    assert (cfg.half_life, cfg.full_threshold, cfg.compressed_threshold) == (12.0, 0.45, 0.25)
