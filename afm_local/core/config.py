@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 Packing = Literal["afm", "paper"]
 Render = Literal["chat", "structured"]
 Fill = Literal["chronological", "score"]
+Overflow = Literal["degrade", "raise"]
+Spend = Literal["budget", "intended"]
 
 
 class AFMConfig(BaseModel):
@@ -63,6 +65,27 @@ class AFMConfig(BaseModel):
         "chronological", description="How spare budget is shared: oldest to newest as the paper, or best score first."
     )
     render: Render = Field("chat", description="chat: the mixed-fidelity history; structured: one memory message.")
+    spend: Spend = Field(
+        "budget",
+        description="budget: tokens left after the intended forms upgrade messages further, best score first, up "
+        "to Full (a history that fits is sent whole); intended: stop at the intended forms (the paper).",
+    )
+    overflow: Overflow = Field(
+        "degrade",
+        description="When the CRITICAL messages at Full do not fit. degrade: send restated constraints once, long "
+        "constraints as their constraint sentences, then demote the least certain model-labelled CRITICALs; "
+        "raise BudgetTooSmall only when tagged constraints alone do not fit. raise: BudgetTooSmall (the paper).",
+    )
+    consolidate_similarity: float = Field(
+        0.85,
+        ge=0,
+        le=1,
+        description="Cosine at or above which two CRITICAL messages count as one restated constraint (overflow="
+        "degrade): the newest is sent Full, the older ones as a reference line. Tuned for the MiniLM embedder.",
+    )
+    constraint_min_tokens: int = Field(
+        40, ge=1, description="A CRITICAL message this long or longer gets a constraint-sentences form at ingest."
+    )
 
     # Components, by name
     tokenizer: str = Field(
@@ -93,5 +116,6 @@ class AFMConfig(BaseModel):
         chronological pass, intended forms only, and ``BudgetTooSmall`` when constraints overflow."""
         base: dict[str, Any] = dict(
             similarity_floor=None, max_placeholders=None, packing="paper", fill="chronological",
+            spend="intended", overflow="raise",
         )
         return cls(**{**base, **overrides})

@@ -5,150 +5,194 @@ Two policies, so they can be compared:
 * ``paper``: the paper's greedy pass, oldest to newest. Each message takes its intended form or the
   next smaller one that still fits, and is dropped when none does. A CRITICAL message late in a long
   history can be squeezed out by earlier ones.
-* ``afm`` (default): first reserve room for every CRITICAL message at Full and a placeholder for
-  every other message; if even that floor does not fit, drop the oldest placeholders. Then spend
-  what is left upgrading messages towards their intended form, oldest to newest (``fill=
-  "chronological"``, the paper's order) or highest score first (``fill="score"``).
+* ``afm`` (default): first reserve every CRITICAL message in its floor form (Full, unless the
+  overflow step chose a smaller one) and a placeholder for every other message; if even that floor
+  does not fit, drop the oldest placeholders. Then spend what is left upgrading messages towards
+  their intended form, oldest to newest (``fill="chronological"``, the paper's order) or highest
+  score first (``fill="score"``).
 
-Costs are given per message and per form by the caller, already including chat overhead, so this
-module is pure arithmetic and can be property-tested in isolation.
+Then, with ``spend="budget"``, tokens still spare upgrade messages *beyond* their intended form,
+best score first, up to Full: a history that fits whole is sent whole.
+
+Everything is arrays, one row per message, so a turn costs array operations plus a Python step
+only where a greedy pass meets a message whose first choice does not fit. Costs come from the
+caller, per message and per form, already including chat overhead; ``NO_FORM`` marks a form that
+is switched off. This module is pure arithmetic and is property-tested against a plain reference.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
-from .types import Fidelity, Importance
+import numpy as np
 
-DOWNGRADES: dict[Fidelity, tuple[Fidelity, ...]] = {
-    Fidelity.FULL: (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER),
-    Fidelity.COMPRESSED: (Fidelity.COMPRESSED, Fidelity.PLACEHOLDER),
-    Fidelity.PLACEHOLDER: (Fidelity.PLACEHOLDER,),
-}
+from .types import COMPRESSED, DROPPED, FORMS, FULL, PLACEHOLDER
 
+__all__ = ["FORMS", "NO_FORM", "PackPlan", "pack", "promoted", "without_placeholders"]
 
+NO_FORM = np.int64(1) << 40  # the cost of a form that is switched off: it never fits
 
 
 @dataclass(frozen=True, slots=True)
-class PackItem:
-    """What packing needs to know about one message: its class, score, intended form and costs."""
+class PackPlan:
+    """What packing needs, one row per message in chronological order.
 
-    importance: Importance
-    score: float
-    intended: Fidelity
-    costs: dict[Fidelity, int]  # forms that are switched off (ablations) are simply absent
+    ``costs[:, DROPPED]`` is 0. ``floor`` is the form a reserved message cannot go below.
+    """
+
+    reserved: np.ndarray  # bool: CRITICAL, kept at its floor form
+    score: np.ndarray  # float64
+    intended: np.ndarray  # int8 form code (FULL for reserved messages)
+    floor: np.ndarray  # int8 form code, meaningful where reserved
+    costs: np.ndarray  # int64, shape (n, 4)
+
+    @classmethod
+    def of(cls, reserved: np.ndarray, score: np.ndarray, intended: np.ndarray, costs: np.ndarray,
+           floor: np.ndarray | None = None) -> "PackPlan":
+        n = len(score)
+        full = np.zeros((n, 4), dtype=np.int64)
+        full[:, :3] = costs[:, :3]
+        floor = np.full(n, FULL, dtype=np.int8) if floor is None else floor.astype(np.int8)
+        return cls(reserved.astype(bool), score.astype(np.float64), intended.astype(np.int8), floor, full)
+
+    def cost_of(self, forms: np.ndarray) -> np.ndarray:
+        return self.costs[np.arange(len(forms)), forms]
+
+    def minimum(self) -> int:
+        """Tokens the reserved messages need in their floor forms; nothing smaller is acceptable."""
+        floor = promoted(self.costs)[np.arange(len(self.floor)), self.floor]
+        return int(self.cost_of(floor)[self.reserved].sum())
 
 
-def minimum_history_cost(items: Sequence[PackItem]) -> int:
-    """Tokens that CRITICAL messages need at Full; nothing smaller is acceptable."""
-    return sum(it.costs[Fidelity.FULL] for it in items if it.importance is Importance.CRITICAL)
-
-
-def cap_placeholders(items: list[PackItem], cap: int) -> list[PackItem]:
-    """``AFMConfig.max_placeholders``: only the ``cap`` highest-scoring non-CRITICAL messages (newer first
+def without_placeholders(plan: PackPlan, cap: int) -> PackPlan:
+    """``AFMConfig.max_placeholders``: only the ``cap`` highest-scoring non-reserved messages (newer first
     on ties) keep a placeholder form; the rest lose it, so they reach the model Full or Compressed or not
     at all. Keeps the afm packer's placeholder floor within budget on very long histories, where it would
     otherwise drop the oldest messages outright, relevant or not."""
-    ranked = sorted(
-        (i for i, it in enumerate(items) if it.importance is not Importance.CRITICAL),
-        key=lambda i: (-items[i].score, -i),
-    )
-    keep = set(ranked[:cap])
-    out = []
-    for i, it in enumerate(items):
-        if it.importance is Importance.CRITICAL or i in keep or Fidelity.PLACEHOLDER not in it.costs:
-            out.append(it)
-        else:
-            costs = {f: c for f, c in it.costs.items() if f is not Fidelity.PLACEHOLDER}
-            out.append(PackItem(it.importance, it.score, it.intended, costs))
+    others = np.flatnonzero(~plan.reserved)
+    ranked = others[np.lexsort((-others, -plan.score[others]))]
+    costs = plan.costs.copy()
+    costs[ranked[cap:], PLACEHOLDER] = NO_FORM
+    return PackPlan(plan.reserved, plan.score, plan.intended, plan.floor, costs)
+
+
+def promoted(costs: np.ndarray) -> np.ndarray:
+    """For each message and form, the best form that costs no more (a tiny message is cheaper whole
+    than as a stub). Shape (n, 4); DROPPED stays DROPPED."""
+    out = np.empty(costs.shape, dtype=np.int8)
+    out[:, DROPPED] = DROPPED
+    for form in (FULL, COMPRESSED, PLACEHOLDER):
+        best = np.full(len(costs), form, dtype=np.int8)
+        for better in (PLACEHOLDER, COMPRESSED, FULL):  # the last assignment wins: the best form
+            if better <= form:
+                best = np.where(costs[:, better] <= costs[:, form], better, best).astype(np.int8)
+        out[:, form] = np.where(costs[:, form] >= NO_FORM, form, best)
     return out
 
 
-def pack(
-    items: Sequence[PackItem],
-    available: int,
-    *,
-    packing: str = "afm",
-    fill: str = "chronological",
-) -> list[Fidelity]:
-    """Return one fidelity per item, in input (chronological) order, whose costs sum to ``available`` or less.
+def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "chronological",
+         spend: str = "intended") -> np.ndarray:
+    """Return one form code per message, in chronological order, whose costs sum to ``available`` or less.
 
-    Raises ``ValueError`` when ``available`` is below the CRITICAL floor; callers convert that into
-    ``BudgetTooSmall`` with the full budget figures.
+    Raises ``ValueError`` when ``available`` is below the reserved floor; callers handle the overflow
+    (``engine.build``) before packing, so this is a programming error there.
     """
-    if minimum_history_cost(items) > available:
-        raise ValueError("critical messages do not fit")
+    if plan.minimum() > available:
+        raise ValueError("reserved messages do not fit")
+    if spend not in ("intended", "budget"):
+        raise ValueError(f"unknown spend {spend!r}")
+    if spend == "budget" and packing == "afm" and int(plan.costs[:, FULL].sum()) <= available:
+        return np.full(len(plan.score), FULL, dtype=np.int8)  # the whole history fits: send it whole
+    prom = promoted(plan.costs)
     if packing == "paper":
-        return _pack_paper(items, available)
-    if packing == "afm":
-        return _pack_afm(items, available, fill)
-    raise ValueError(f"unknown packing {packing!r}")
-
-
-def _promote(it: PackItem, form: Fidelity) -> Fidelity:
-    """The highest form that costs no more than ``form``: a tiny message is cheaper whole than as a stub."""
-    for better in (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER):
-        if better in it.costs and it.costs[better] <= it.costs[form]:
-            return better
-    return form
-
-
-def _forms(it: PackItem) -> list[Fidelity]:
-    """The intended form and its downgrades, keeping only the forms this run allows (none: dropped)."""
-    return [f for f in DOWNGRADES[it.intended] if f in it.costs]
-
-
-def cost(it: PackItem, form: Fidelity) -> int:
-    return 0 if form is Fidelity.DROPPED else it.costs[form]
-
-
-def _pack_paper(items: Sequence[PackItem], available: int) -> list[Fidelity]:
-    remaining = available
-    out: list[Fidelity] = []
-    for it in items:
-        chosen = Fidelity.DROPPED
-        for form in _forms(it):
-            if it.costs[form] <= remaining:
-                chosen = _promote(it, form)
-                remaining -= it.costs[chosen]
-                break
-        out.append(chosen)
+        out, spare = _pack_paper(plan, prom, available)
+    elif packing == "afm":
+        out, spare = _pack_afm(plan, prom, available, fill)
+    else:
+        raise ValueError(f"unknown packing {packing!r}")
+    if spend == "budget" and spare > 0:
+        order = np.lexsort((np.arange(len(out)), -plan.score))
+        _upgrade(plan.costs, prom, out, order, np.zeros(len(out), dtype=np.int8), spare)
     return out
 
 
-def _pack_afm(items: Sequence[PackItem], available: int, fill: str) -> list[Fidelity]:
-    out = [
-        Fidelity.FULL if it.importance is Importance.CRITICAL
-        else _promote(it, Fidelity.PLACEHOLDER) if Fidelity.PLACEHOLDER in it.costs
-        else Fidelity.DROPPED
-        for it in items
-    ]
-    used = sum(cost(it, f) for it, f in zip(items, out))
-    for i, it in enumerate(items):  # oldest placeholders go first when even the floor overflows
-        if used <= available:
-            break
-        if it.importance is not Importance.CRITICAL:
-            used -= cost(it, out[i])
-            out[i] = Fidelity.DROPPED
-
-    floor_dropped = {i for i, f in enumerate(out) if f is Fidelity.DROPPED and Fidelity.PLACEHOLDER in items[i].costs}
-    order = [i for i, it in enumerate(items) if it.importance is not Importance.CRITICAL and i not in floor_dropped]
-    if fill == "score":
-        order.sort(key=lambda i: (-items[i].score, i))
-    elif fill != "chronological":
+def _pack_afm(plan: PackPlan, prom: np.ndarray, available: int, fill: str) -> tuple[np.ndarray, int]:
+    n = len(plan.score)
+    rows = np.arange(n)
+    placeholder_ok = plan.costs[:, PLACEHOLDER] < NO_FORM
+    out = np.where(placeholder_ok, prom[:, PLACEHOLDER], DROPPED).astype(np.int8)
+    out[plan.reserved] = prom[rows, plan.floor][plan.reserved]
+    cost = plan.costs[rows, out]
+    used = int(cost.sum())
+    if used > available:  # oldest placeholders go first when even the floor overflows
+        others = np.flatnonzero(~plan.reserved & (out != DROPPED))
+        freed = np.cumsum(cost[others])
+        k = int(np.searchsorted(freed, used - available, side="left")) + 1
+        out[others[:k]] = DROPPED
+        used -= int(freed[min(k, len(freed)) - 1])
+    floor_dropped = (out == DROPPED) & placeholder_ok & ~plan.reserved
+    if fill == "chronological":
+        others = np.flatnonzero(~plan.reserved & ~floor_dropped)
+    elif fill == "score":
+        others = np.flatnonzero(~plan.reserved & ~floor_dropped)
+        others = others[np.lexsort((others, -plan.score[others]))]
+    else:
         raise ValueError(f"unknown fill {fill!r}")
-    spare = available - used
-    for i in order:
-        it = items[i]
-        floor = cost(it, out[i])
-        for form in _forms(it):
-            form = _promote(it, form)
-            extra = it.costs[form] - floor
-            if extra <= 0:
-                break  # already at this form or better
-            if extra <= spare:
-                out[i] = form
-                spare -= extra
+    # degraded constraints are restored first, then the rest in fill order
+    restore = np.flatnonzero(plan.reserved & (out != prom[:, FULL]))
+    order = np.concatenate([restore, others])
+    spare = _upgrade(plan.costs, prom, out, order, plan.intended, available - used)
+    return out, spare
+
+
+def _pack_paper(plan: PackPlan, prom: np.ndarray, available: int) -> tuple[np.ndarray, int]:
+    out = np.full(len(plan.score), DROPPED, dtype=np.int8)
+    spare = _upgrade(plan.costs, prom, out, np.arange(len(out)), plan.intended, available)
+    return out, spare
+
+
+def _upgrade(costs: np.ndarray, prom: np.ndarray, out: np.ndarray, order: np.ndarray, cap: np.ndarray,
+             spare: int) -> int:
+    """Walk ``order``; give each message the first form of its chain (``cap`` down to a placeholder) whose
+    promoted form costs more than its current one and fits ``spare``. Updates ``out``; returns the spare.
+
+    A run of messages whose first choice fits is taken in one cumulative sum; only a message whose first
+    choice does not fit is looked at in Python, and messages that no longer fit anything are pruned.
+    """
+    n = len(out)
+    if not len(order) or spare <= 0:
+        return spare
+    rows = np.arange(n)
+    current = costs[rows, out]
+    # chain[:, s]: the s-th form from the cap down (promoted); -1 past the placeholder
+    chain = np.full((n, 3), -1, dtype=np.int8)
+    extras = np.full((n, 3), NO_FORM, dtype=np.int64)
+    for step in range(3):
+        form = cap.astype(np.int64) + step
+        ok = form <= PLACEHOLDER
+        chain[ok, step] = prom[rows[ok], form[ok]]
+        extras[ok, step] = costs[rows[ok], chain[ok, step]] - current[ok]
+    # the chain stops at the first form that is no upgrade (extra <= 0)
+    stops = np.cumsum(extras <= 0, axis=1) > 0
+    first = np.where(stops[:, 0], 0, extras[:, 0])
+    need = np.where(stops, NO_FORM, extras).min(axis=1)
+    rest = order[need[order] <= spare]
+    while len(rest):
+        run = np.cumsum(first[rest])
+        k = int(np.searchsorted(run, spare, side="right"))
+        taken = rest[:k][first[rest[:k]] > 0]
+        out[taken] = chain[taken, 0]
+        spare -= int(run[k - 1]) if k else 0
+        if k == len(rest):
+            break
+        i = int(rest[k])
+        for step in (1, 2):
+            if stops[i, step]:
                 break
-    return out
+            if extras[i, step] <= spare:
+                out[i] = chain[i, step]
+                spare -= int(extras[i, step])
+                break
+        rest = rest[k + 1:]
+        rest = rest[need[rest] <= spare]
+    return spare

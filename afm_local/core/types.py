@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Literal
+from functools import cached_property
+from typing import Callable, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
@@ -29,6 +30,18 @@ class Fidelity(str, Enum):
     COMPRESSED = "compressed"
     PLACEHOLDER = "placeholder"
     DROPPED = "dropped"
+
+
+# The array codes of the classes and forms: scoring and packing work on int8 arrays, one row per
+# message, and turn codes back into the enums only for what a caller reads.
+IMPORTANCES: tuple[Importance, ...] = (Importance.CRITICAL, Importance.RELEVANT, Importance.TRIVIAL)
+CRITICAL, RELEVANT, TRIVIAL = 0, 1, 2
+FORMS: tuple[Fidelity, ...] = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER, Fidelity.DROPPED)
+FULL, COMPRESSED, PLACEHOLDER, DROPPED = 0, 1, 2, 3
+
+
+def importance_code(importance: Importance) -> int:
+    return IMPORTANCES.index(importance)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +84,13 @@ class Message:
     tokens_placeholder: int
     id: str = ""
     importance_scores: dict[str, float] = field(default_factory=dict)
+    constraints: str = ""  # a long CRITICAL message's constraint sentences verbatim, the rest compressed
+    tokens_constraints: int = 0
+
+    @property
+    def pinned(self) -> bool:
+        """CRITICAL by the user's word (a tag or an explicit importance): never demoted."""
+        return self.importance_source == "tag" and self.importance is Importance.CRITICAL
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +107,7 @@ class ContextItem:
     fidelity: Fidelity
     tokens: int
     text: str
+    reason: str = ""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -99,27 +120,30 @@ class ContextItem:
             "intended": self.intended.value,
             "fidelity": self.fidelity.value,
             "tokens": self.tokens,
+            "reason": self.reason,
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Context:
-    """What ``build_context`` returns: the messages to send and the account of every history message."""
+    """What ``build_context`` returns: the messages to send and the account of every history message.
+
+    The per-message account (``items``) is made on first read: a caller that only sends
+    ``messages`` does not pay for one object per history message.
+    """
 
     messages: list[dict[str, str]]
-    items: list[ContextItem]
     tokens_used: int
     budget_tokens: int
     render: str
     packing: str
     language: str
+    fidelity_counts: dict[str, int]
+    make_items: Callable[[], list[ContextItem]] = field(repr=False, compare=False)
 
-    @property
-    def fidelity_counts(self) -> dict[str, int]:
-        counts = {f.value: 0 for f in Fidelity}
-        for item in self.items:
-            counts[item.fidelity.value] += 1
-        return counts
+    @cached_property
+    def items(self) -> list[ContextItem]:
+        return self.make_items()
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -1,33 +1,43 @@
 """``build_context``: score the history against the query, pack it into the budget, render it.
 
-Everything here is arithmetic over the ingested artifacts plus one query embedding; the fit loop
-recounts the structured memory whole (its joins can cost a token more than the parts) and tightens
-until it fits. Costs are counted through ``afm_local.core.accounting``.
+Everything here is array arithmetic over a history ``Snapshot`` plus one query embedding: scores,
+intended forms, per-form costs and the packing are computed for all messages at once, texts are
+looked up only for the messages that are sent, and the per-message account (``Context.items``) is
+made only when a caller reads it. When the constraints at Full do not fit, ``core.overflow`` lowers
+the floor (``AFMConfig.overflow``). The structured render is recounted whole (its joins can cost a
+token more than the parts) and tightened until it fits. Costs are counted through
+``core.accounting``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable
 
 import numpy as np
 
 from ..core.accounting import fixed_cost, item_overhead, sent_cost
-from ..core.config import AFMConfig, Packing, Render, Fill
+from ..core.config import AFMConfig, Fill, Overflow, Packing, Render, Spend
 from ..core.errors import BudgetTooSmall, InvalidInput
-from ..core.packing import PackItem, cap_placeholders, minimum_history_cost, pack
+from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
+from ..core.packing import NO_FORM, PackPlan, pack, without_placeholders
 from ..core.protocols import TokenCounter
 from ..core.render import Packed, render_chat, render_structured
-from ..core.scoring import intended_fidelity, messages_ago, recency_weight, score_messages
-from ..core.types import Context, ContextItem, Fidelity, Message
-from ..text.lexicon import detect_language
+from ..core.scoring import intended_forms, messages_ago, recency_weight, score_messages
+from ..core.types import (
+    COMPRESSED, CRITICAL, DROPPED, FORMS, FULL, IMPORTANCES, PLACEHOLDER, RELEVANT, Context, ContextItem, Message,
+)
+from ..text.lexicon import language_of_counts, letter_counts
+from .history import CONSTRAINTS, Snapshot
 
 FIT_ROUNDS = 4
+LANGUAGE_WINDOW = 50  # the newest messages (and the query) decide the language of the structured memory
+PINNED = "every message tagged [!] or marked CRITICAL"
 
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """One ``build_context`` call, validated."""
+    """One ``build_context`` call, validated; options left out take the config's values."""
 
     query: str
     budget: int
@@ -35,82 +45,172 @@ class Request:
     render: Render
     packing: Packing
     fill: Fill
+    spend: Spend
+    overflow: Overflow
 
     @classmethod
-    def of(cls, query: str, budget: object, preamble: str | None, render: str | None, packing: str | None,
-           fill: str | None, cfg: AFMConfig) -> "Request":
+    def of(cls, query: str, budget: object, preamble: str | None, cfg: AFMConfig, **options: str | None) -> "Request":
+        if not isinstance(query, str):
+            raise InvalidInput("the query must be a string")
         if not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0:
             raise InvalidInput(f"budget_tokens must be a positive integer, got {budget!r}")
-        render, packing, fill = render or cfg.render, packing or cfg.packing, fill or cfg.fill
-        if render not in ("chat", "structured"):
-            raise InvalidInput(f"unknown render {render!r}; expected chat or structured")
-        if packing not in ("afm", "paper"):
-            raise InvalidInput(f"unknown packing {packing!r}; expected afm or paper")
-        if fill not in ("chronological", "score"):
-            raise InvalidInput(f"unknown fill {fill!r}; expected chronological or score")
-        return cls(query, budget, preamble, render, packing, fill)  # type: ignore[arg-type]
+        chosen = {}
+        for name, value in options.items():
+            allowed = AFMConfig.model_fields[name].annotation.__args__  # the Literal's values
+            value = value or getattr(cfg, name)
+            if value not in allowed:
+                raise InvalidInput(f"unknown {name} {value!r}; expected {' or '.join(allowed)}")
+            chosen[name] = value
+        return cls(query, budget, preamble, **chosen)
 
 
-def build_context(messages: Sequence[Message], similarity: np.ndarray, req: Request, counter: TokenCounter,
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """Scores and intended forms of one history for one query (recomputed for demoted messages)."""
+
+    classes: np.ndarray
+    scores: np.ndarray
+    intended: np.ndarray
+
+    @classmethod
+    def of(cls, classes: np.ndarray, similarity: np.ndarray, recency: np.ndarray, cfg: AFMConfig) -> "Scored":
+        scores = score_messages(classes, similarity, recency, cfg)
+        return cls(classes, scores, intended_forms(scores, classes, cfg))
+
+
+@dataclass(frozen=True, slots=True)
+class Floor:
+    """The plan packing starts from, after any overflow decisions for the space available."""
+
+    plan: PackPlan
+    scored: Scored
+    degraded: Degraded | None
+
+
+def build_context(snap: Snapshot, similarity: np.ndarray, req: Request, counter: TokenCounter,
                   cfg: AFMConfig) -> Context:
-    """Pack ``messages`` (whose cosine to the query is ``similarity``) for ``req``."""
-    recency = recency_weight(messages_ago(len(messages)), cfg.half_life)
-    importance = [m.importance for m in messages]
-    scores = score_messages(importance, similarity, recency, cfg)
-    intended = [intended_fidelity(float(s), imp, cfg) for s, imp in zip(scores, importance)]
-    language = detect_language(*(m.content for m in messages[-50:]), req.query)
+    """Pack ``snap`` (whose cosine to the query is ``similarity``) for ``req``."""
+    recency = recency_weight(messages_ago(len(snap)), cfg.half_life)
+    scored = Scored.of(snap.classes, similarity, recency, cfg)
+    language = language_of_counts(*(snap.letters[-LANGUAGE_WINDOW:].sum(axis=0) + letter_counts(req.query)))
     per_item = item_overhead(req.render, cfg)
-    items = [PackItem(m.importance, float(s), f, _costs(m, per_item, cfg)) for m, s, f in zip(messages, scores, intended)]
-    if cfg.max_placeholders is not None:
-        items = cap_placeholders(items, cfg.max_placeholders)
+    costs = form_costs(snap.tokens, per_item, cfg)
     fixed = fixed_cost(counter, req.query, req.preamble, req.render, language, cfg)
-    fidelities, packed, sent, used = _fit(messages, items, fixed, req, language, counter, cfg)
-    context_items = [
-        ContextItem(m.index, m.role, m.importance, float(s), float(sim), float(w), f, fid,
-                    0 if fid is Fidelity.DROPPED else it.costs[fid] - per_item, p.text)
-        for m, s, sim, w, f, fid, it, p in zip(messages, scores, similarity, recency, intended, fidelities, items, packed)
-    ]
-    return Context(sent, context_items, used, req.budget, req.render, req.packing, language)
-
-
-def _fit(messages: Sequence[Message], items: list[PackItem], fixed: int, req: Request, language: str,
-         counter: TokenCounter, cfg: AFMConfig) -> tuple[list[Fidelity], list[Packed], list[dict[str, str]], int]:
-    """Pack, render and count until the rendered context fits the budget (or raise ``BudgetTooSmall``)."""
-    minimum = fixed + minimum_history_cost(items)
-    if minimum > req.budget:
-        raise BudgetTooSmall(req.budget, minimum)
     available = req.budget - fixed
     for _ in range(FIT_ROUNDS):
-        fidelities = pack(items, available, packing=req.packing, fill=req.fill)
-        packed = [Packed(m.role, m.importance, fid, form_text(m, fid)) for m, fid in zip(messages, fidelities)]
-        if req.render == "chat":  # every sent text is a form whose count is cached: the sum is exact
+        floor = _floor(snap, scored, costs, similarity, recency, available, fixed, req, counter, cfg)
+        forms = pack(floor.plan, available, packing=req.packing, fill=req.fill, spend=req.spend)
+        texts = _texts(snap, forms, floor.degraded)
+        packed = [Packed(snap.messages[i].role, IMPORTANCES[floor.scored.classes[i]], FORMS[forms[i]], texts[i])
+                  for i in np.flatnonzero(forms != DROPPED)]
+        if req.render == "chat":  # every sent text is a form whose count is known: the sum is exact
             sent = render_chat(req.preamble, packed, req.query)
-            used = fixed + sum(it.costs[f] for it, f in zip(items, fidelities) if f is not Fidelity.DROPPED)
+            used = fixed + int(floor.plan.cost_of(forms).sum())
         else:
             sent = render_structured(req.preamble, packed, req.query, language)
             used = sent_cost(counter, sent, cfg)
         if used <= req.budget:
-            return fidelities, packed, sent, used
+            counts = np.bincount(forms, minlength=len(FORMS))
+            return Context(sent, used, req.budget, req.render, req.packing, language,
+                           {f.value: int(c) for f, c in zip(FORMS, counts)},
+                           _items(snap, similarity, recency, floor, forms, texts, per_item))
         available -= used - req.budget
-        if available < minimum_history_cost(items):
-            raise BudgetTooSmall(req.budget, minimum + used - req.budget)
     raise BudgetTooSmall(req.budget, used)
 
 
-def _costs(m: Message, per_item: int, cfg: AFMConfig) -> dict[Fidelity, int]:
-    costs = {Fidelity.FULL: m.tokens_full + per_item}
-    if cfg.use_compression:
-        costs[Fidelity.COMPRESSED] = min(m.tokens_compressed, m.tokens_full) + per_item
-    if cfg.use_placeholders:
-        costs[Fidelity.PLACEHOLDER] = m.tokens_placeholder + per_item
+def form_costs(tokens: np.ndarray, per_item: int, cfg: AFMConfig) -> np.ndarray:
+    """Cost of each form per message, overhead included; ``NO_FORM`` for forms the config switches off."""
+    costs = tokens[:, :PLACEHOLDER + 1] + per_item
+    if not cfg.use_compression:
+        costs[:, COMPRESSED] = NO_FORM
+    if not cfg.use_placeholders:
+        costs[:, PLACEHOLDER] = NO_FORM
     return costs
 
 
-def form_text(message: Message, fidelity: Fidelity) -> str:
-    if fidelity is Fidelity.FULL:
-        return message.content
-    if fidelity is Fidelity.COMPRESSED:
-        return message.compressed.text if message.tokens_compressed < message.tokens_full else message.content
-    if fidelity is Fidelity.PLACEHOLDER:
-        return message.placeholder
-    return ""
+def _floor(snap: Snapshot, scored: Scored, costs: np.ndarray, similarity: np.ndarray, recency: np.ndarray,
+           available: int, fixed: int, req: Request, counter: TokenCounter, cfg: AFMConfig) -> Floor:
+    """The packing plan for ``available`` tokens; overflow decisions when the constraints do not fit."""
+    reserved = scored.classes == CRITICAL
+    plan = PackPlan.of(reserved, scored.scores, scored.intended, costs)
+    if cfg.max_placeholders is not None:
+        plan = without_placeholders(plan, cfg.max_placeholders)
+    if plan.minimum() <= available:
+        return Floor(plan, scored, None)
+    if req.overflow == "raise":
+        raise BudgetTooSmall(req.budget, fixed + plan.minimum())
+    pinned = pinned_minimum(reserved, plan.costs, snap.pinned)
+    if pinned > available:
+        raise BudgetTooSmall(req.budget, fixed + pinned, PINNED)
+    constraints = Constraints(
+        snap.pinned, snap.confidence, snap.tokens[:, CONSTRAINTS] + (costs[:, FULL] - snap.tokens[:, FULL]),
+        _reference_costs(snap, reserved, counter) + (costs[:, FULL] - snap.tokens[:, FULL]), snap.vectors,
+    )
+    degraded = degrade(reserved, plan.costs[:, :DROPPED], constraints, available, cfg.consolidate_similarity)
+    classes = scored.classes.copy()
+    classes[degraded.demoted] = RELEVANT
+    rescored = Scored.of(classes, similarity, recency, cfg)
+    plan = PackPlan.of(degraded.reserved, rescored.scores, rescored.intended, degraded.costs, degraded.floor)
+    return Floor(plan, rescored, degraded)
+
+
+def _reference_costs(snap: Snapshot, reserved: np.ndarray, counter: TokenCounter) -> np.ndarray:
+    """Tokens of the reference line each CRITICAL message would become if a later one restates it."""
+    out = np.full(len(snap), NO_FORM, dtype=np.int64)
+    for i in np.flatnonzero(reserved):
+        out[i] = counter.count(reference_line(snap.messages[i]))
+    return out
+
+
+def reference_line(m: Message) -> str:
+    """The stub an older wording of a restated constraint becomes (the item's reason names the turn)."""
+    return f"[Turn {m.index + 1} · {m.role}: constraint, restated later]"
+
+
+def _texts(snap: Snapshot, forms: np.ndarray, degraded: Degraded | None) -> dict[int, str]:
+    """The text of every message that is sent, in the form packing chose."""
+    out: dict[int, str] = {}
+    for i in np.flatnonzero(forms != DROPPED):
+        m, form = snap.messages[i], forms[i]
+        if form == FULL:
+            out[i] = m.content
+        elif form == COMPRESSED:
+            constraint_form = degraded is not None and i in degraded.constraint_forms
+            out[i] = m.constraints if constraint_form else m.compressed.text if m.tokens_compressed < m.tokens_full else m.content
+        elif degraded is not None and i in degraded.references:
+            out[i] = reference_line(m)
+        else:
+            out[i] = m.placeholder
+    return out
+
+
+def _items(snap: Snapshot, similarity: np.ndarray, recency: np.ndarray, floor: Floor, forms: np.ndarray,
+           texts: dict[int, str], per_item: int) -> Callable[[], list[ContextItem]]:
+    """The per-message account, made when a caller first reads ``Context.items``."""
+
+    def make() -> list[ContextItem]:
+        costs = floor.plan.cost_of(forms)
+        reasons = floor.degraded.reasons if floor.degraded is not None else {}
+        items = []
+        for i, m in enumerate(snap.messages):
+            form, intended = int(forms[i]), int(floor.scored.intended[i])
+            items.append(ContextItem(
+                m.index, m.role, m.importance, float(floor.scored.scores[i]), float(similarity[i]), float(recency[i]),
+                FORMS[intended], FORMS[form], 0 if form == DROPPED else int(costs[i]) - per_item, texts.get(i, ""),
+                reasons.get(i) or _reason(bool(floor.plan.reserved[i]), intended, form, floor.plan.costs[i]),
+            ))
+        return items
+
+    return make
+
+
+def _reason(reserved: bool, intended: int, form: int, costs: np.ndarray) -> str:
+    if reserved:
+        return "critical: sent whole"
+    if form == intended:
+        return "as intended by its score"
+    if form < intended:
+        return f"spare budget: sent {FORMS[form].value}, above its intended {FORMS[intended].value}"
+    if form == DROPPED and costs[PLACEHOLDER] >= NO_FORM:
+        return "left out: no placeholder (placeholder cap or placeholders off) and no room for more"
+    return f"budget: sent {FORMS[form].value} instead of {FORMS[intended].value}"

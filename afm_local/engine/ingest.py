@@ -18,6 +18,7 @@ from ..core.errors import InvalidInput
 from ..core.protocols import Components
 from ..core.tags import parse_tag
 from ..core.types import ROLES, Classification, Compression, Importance, Message
+from ..text.compression import constraint_form
 from .cache import ArtifactCache, content_hash
 
 
@@ -29,6 +30,7 @@ class ArtifactKeys:
     embedder: str
     classifier: str
     compressed: str  # extractive compressor @ ratio
+    constraints: str  # classifier + extractive compressor @ ratio: a long constraint's constraint-sentences form
     topic: str
     abstract_compressed: str | None  # background model @ ratio, when it proposes summaries
     abstract_topic: str | None  # background model, when it names topics
@@ -41,6 +43,7 @@ class ArtifactKeys:
             embedder=c.embedder.name,
             classifier=c.classifier.name,
             compressed=f"{c.compressor.name}@{cfg.compression_ratio}",
+            constraints=f"{c.classifier.name}+{c.compressor.name}@{cfg.compression_ratio}",
             topic=c.topicer.name,
             abstract_compressed=f"{model.name}@{cfg.compression_ratio}" if model and cfg.abstractive_summaries else None,
             abstract_topic=model.name if model is not None and hasattr(model, "topic") else None,
@@ -112,15 +115,20 @@ class Ingestor:
             "topic", keys.topic, row.hash, lambda: c.topicer.topic(text)
         )
         placeholder, tokens_placeholder = self.placeholder(index, row.role, topic)
+        importance = row.tag if row.tag is not None else verdict.label  # type: ignore[union-attr]
+        tokens_full = self.count(text, row.hash)
+        constraints = ""
+        if importance is Importance.CRITICAL and tokens_full >= cfg.constraint_min_tokens:
+            constraints = cache.get_or_compute("constraints", keys.constraints, row.hash, lambda: self.constraint_form(text))
         return Message(
             index=index,
             role=row.role,
             content=text,
             raw=row.raw,
             content_hash=row.hash,
-            importance=row.tag if row.tag is not None else verdict.label,  # type: ignore[union-attr]
+            importance=importance,
             importance_source="tag" if row.tag is not None else verdict.source,  # type: ignore[union-attr]
-            tokens_full=self.count(text, row.hash),
+            tokens_full=tokens_full,
             compressed=compressed,
             tokens_compressed=self.count(compressed.text),
             topic=topic,
@@ -128,7 +136,16 @@ class Ingestor:
             tokens_placeholder=tokens_placeholder,
             id=row.id or uuid.uuid4().hex,
             importance_scores={} if row.tag is not None else dict(verdict.scores),  # type: ignore[union-attr]
+            constraints=constraints,
+            tokens_constraints=self.count(constraints) if constraints else 0,
         )
+
+    def constraint_form(self, text: str) -> str:
+        """The sentences the classifier calls CRITICAL verbatim, the rest compressed (``text.compression``)."""
+        def is_constraint(sentences: Sequence[str]) -> list[bool]:
+            return [v.label is Importance.CRITICAL for v in self.c.classifier.classify(sentences)]
+
+        return constraint_form(text, is_constraint, self.c.compressor, self.cfg.compression_ratio)
 
     def count(self, text: str, text_hash: str | None = None) -> int:
         return self.cache.get_or_compute(

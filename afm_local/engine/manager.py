@@ -11,19 +11,20 @@ factory that the package facade registers (the on-device stack, ``afm_local.loca
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import threading
 from concurrent.futures import Future
 from typing import Callable, Iterable, Mapping
 
 import numpy as np
 
-from ..core.config import AFMConfig
+from ..core.config import AFMConfig, Fill, Overflow, Packing, Render, Spend
 from ..core.protocols import Components, Topicer
 from ..core.types import Context, Importance, Message
 from .background import background_worker
 from .build import Request, build_context
 from .cache import ArtifactCache, content_hash
+from .history import History
 from .ingest import Ingestor, prepare
 
 ComponentsFactory = Callable[[AFMConfig], Components]
@@ -54,9 +55,7 @@ class FocusManager:
         self.components = components
         self.cache = cache or ArtifactCache()
         self._ingest = Ingestor(components, self.config, self.cache)
-        self._messages: list[Message] = []
-        self._vectors: list[np.ndarray] = []
-        self._matrix: np.ndarray | None = None
+        self._history = History(getattr(components.embedder, "dim", 0) or 1)
         self._lock = threading.RLock()
         self._pending: list[Future[None]] = []
 
@@ -65,7 +64,7 @@ class FocusManager:
     @property
     def messages(self) -> list[Message]:
         with self._lock:
-            return list(self._messages)
+            return list(self._history.messages)
 
     def add_message(self, role: str, content: str, importance: Importance | str | None = None) -> Message:
         """Add one message; returns the stored record (id, importance, token counts)."""
@@ -83,11 +82,9 @@ class FocusManager:
         stored = []
         with self._lock:
             for row, vector, verdict in zip(rows, vectors, verdicts):
-                message = self._ingest.message(len(self._messages), row, verdict)
-                self._messages.append(message)
-                self._vectors.append(vector)
+                message = self._ingest.message(len(self._history), row, verdict)
+                self._history.append(message, vector)
                 stored.append(message)
-            self._matrix = None
         for message in stored:
             self._schedule_abstractive(message)
         return stored
@@ -119,13 +116,16 @@ class FocusManager:
         if keys.abstract_topic is not None and isinstance(model, Topicer):
             topic = cache.get_or_compute("topic", keys.abstract_topic, message.content_hash, lambda: model.topic(message.content))
         tokens = self._ingest.count(result.text) if result else message.tokens_full
-        with self._lock:
-            if result is not None and tokens < message.tokens_full:
-                message.compressed = result
-                message.tokens_compressed = tokens
+        with self._lock:  # records are replaced, never mutated: a snapshot being packed stays consistent
+            current = self._history.messages[message.index]
+            changes: dict[str, object] = {}
+            if result is not None and tokens < current.tokens_full:
+                changes.update(compressed=result, tokens_compressed=tokens)
             if topic:
-                message.topic = topic
-                message.placeholder, message.tokens_placeholder = self._ingest.placeholder(message.index, message.role, topic)
+                placeholder, tokens_placeholder = self._ingest.placeholder(current.index, current.role, topic)
+                changes.update(topic=topic, placeholder=placeholder, tokens_placeholder=tokens_placeholder)
+            if changes:
+                self._history.replace(current.index, dataclasses.replace(current, **changes))
 
     def wait_for_compression(self, timeout: float | None = None) -> None:
         """Block until this manager's background jobs have finished (for tools and tests, never packing)."""
@@ -159,26 +159,24 @@ class FocusManager:
         budget_tokens: int,
         system_preamble: str | None = None,
         *,
-        render: str | None = None,
-        packing: str | None = None,
-        fill: str | None = None,
+        render: Render | None = None,
+        packing: Packing | None = None,
+        fill: Fill | None = None,
+        spend: Spend | None = None,
+        overflow: Overflow | None = None,
     ) -> Context:
-        """Pack the history for ``current_query`` into ``budget_tokens``, counting everything sent."""
-        req = Request.of(current_query, budget_tokens, system_preamble, render, packing, fill, self.config)
+        """Pack the history for ``current_query`` into ``budget_tokens``, counting everything sent.
+
+        The options override the config's for this call only."""
+        req = Request.of(current_query, budget_tokens, system_preamble, self.config, render=render, packing=packing,
+                         fill=fill, spend=spend, overflow=overflow)
         with self._lock:  # a snapshot: the background worker may refine a message's forms meanwhile
-            messages = [copy.copy(m) for m in self._messages]
-            matrix = self._stacked()
+            snap = self._history.snapshot()
         query_vec = self._ingest.embed([current_query], [content_hash(current_query)])[0]
-        similarity = matrix @ query_vec if messages else np.zeros(0)
-        return build_context(messages, similarity, req, self.components.counter, self.config)
+        similarity = snap.vectors @ query_vec if len(snap) else np.zeros(0)
+        return build_context(snap, similarity, req, self.components.counter, self.config)
 
     def embeddings(self) -> np.ndarray:
         """The history's embeddings, one row per message (for similarity baselines and tools)."""
         with self._lock:
-            return self._stacked().copy()
-
-    def _stacked(self) -> np.ndarray:
-        if self._matrix is None or len(self._matrix) != len(self._vectors):
-            dim = getattr(self.components.embedder, "dim", 0)
-            self._matrix = np.vstack(self._vectors) if self._vectors else np.zeros((0, dim), dtype=np.float32)
-        return self._matrix
+            return self._history.vectors().copy()

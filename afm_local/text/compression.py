@@ -11,6 +11,7 @@ than its first words.
 from __future__ import annotations
 
 import re
+from typing import Callable, Sequence
 
 from .lexicon import (
     CLAUSE_RE,
@@ -23,7 +24,7 @@ from .lexicon import (
     word_spans,
     words,
 )
-from ..core.protocols import TokenCounter
+from ..core.protocols import Compressor, TokenCounter
 from .rules import hard_constraint_hits, hard_constraint_spans
 from ..core.types import Compression
 
@@ -152,6 +153,34 @@ def _assemble(clauses: list[tuple[int, str]]) -> str:
             sentence += "."
         out.append(sentence[:1].upper() + sentence[1:])
     return " ".join(out)
+
+
+def constraint_form(text: str, is_constraint: Callable[[Sequence[str]], list[bool]], compressor: Compressor,
+                    ratio: float) -> str:
+    """A long constraint message as its constraint sentences verbatim and the rest compressed, in order.
+
+    ``is_constraint`` says which sentences carry a constraint (the classifier, sentence by sentence).
+    The constraint itself is never paraphrased; "" when there is nothing to gain (a single sentence,
+    no sentence or every sentence a constraint)."""
+    sentences = split_sentences(text)
+    if len(sentences) < 2:
+        return ""
+    flags = is_constraint(sentences)
+    if not any(flags) or all(flags):
+        return ""
+    parts: list[str] = []
+    run: list[str] = []
+    for sentence, flag in zip(sentences, flags):
+        if not flag:
+            run.append(sentence)
+            continue
+        if run:
+            parts.append(compressor.compress(" ".join(run), ratio).text)
+            run = []
+        parts.append(sentence)
+    if run:
+        parts.append(compressor.compress(" ".join(run), ratio).text)
+    return " ".join(parts)
 
 
 class KeyphraseTopicer:

@@ -73,8 +73,9 @@ def test_peanut_allergy_is_full_and_first_in_structured_render(budget):
 
 
 def minimum_budget(fm: FocusManager, **kwargs) -> int:
+    """The tightest budget that holds every CRITICAL message whole (the paper's floor)."""
     with pytest.raises(BudgetTooSmall) as err:
-        fm.build_context(PEANUT["query"], 1, PEANUT["preamble"], **kwargs)
+        fm.build_context(PEANUT["query"], 1, PEANUT["preamble"], overflow="raise", **kwargs)
     return err.value.minimum
 
 
@@ -92,8 +93,8 @@ def test_chat_render_counts_everything_sent(extra):
     assert sent == sum(it.fidelity is not Fidelity.DROPPED for it in ctx.items)
 
 
-def test_budget_too_small_names_the_minimum():
-    fm = manager()
+def test_budget_too_small_names_the_minimum_when_overflow_raises():
+    fm = manager(AFMConfig(overflow="raise"))
     fm.add_messages(PEANUT["messages"])
     with pytest.raises(BudgetTooSmall) as err:
         fm.build_context(PEANUT["query"], 40, PEANUT["preamble"])
@@ -101,6 +102,21 @@ def test_budget_too_small_names_the_minimum():
     assert f"minimum budget is {minimum} tokens" in str(err.value)
     ctx = fm.build_context(PEANUT["query"], minimum, PEANUT["preamble"])  # the named minimum works
     assert ctx.items[1].fidelity is Fidelity.FULL and ctx.tokens_used <= minimum
+
+
+def test_by_default_only_tagged_constraints_can_refuse_a_context():
+    fm = manager()
+    fm.add_messages(PEANUT["messages"])
+    ctx = fm.build_context(PEANUT["query"], 60, PEANUT["preamble"])  # the model's CRITICALs give way
+    assert ctx.tokens_used <= 60
+    assert all(item.reason for item in ctx.items)
+    assert any(item.reason.startswith("demoted") for item in ctx.items)
+    tagged = manager()
+    tagged.add_messages([{**m, "importance": "CRITICAL"} if i == 1 else m for i, m in enumerate(PEANUT["messages"])])
+    with pytest.raises(BudgetTooSmall, match="tagged") as err:
+        tagged.build_context(PEANUT["query"], 40, PEANUT["preamble"])
+    ctx = tagged.build_context(PEANUT["query"], err.value.minimum, PEANUT["preamble"])
+    assert ctx.items[1].fidelity is Fidelity.FULL and ctx.items[1].reason == "critical: sent whole"
 
 
 @pytest.mark.parametrize("bad", [0, -5, 2.5, True])

@@ -1,111 +1,153 @@
-"""Packing invariants as properties: never over budget, order kept, every message accounted for,
-CRITICAL Full whenever the budget can hold it; and the paper's greedy order for comparison."""
+"""Packing as properties: the array packer gives exactly the reference packer's forms, never goes over
+budget, keeps every message accounted for in order, keeps reserved messages at their floor or better,
+and with ``spend="budget"`` sends a history that fits whole, whole."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from afm_local import Fidelity, Importance
-from afm_local.core.packing import PackItem, minimum_history_cost, pack
+from afm_local import Fidelity
+from afm_local.core.packing import FORMS, NO_FORM, PackPlan, pack, without_placeholders
 
-FORMS = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER)
+import reference_packing as ref
+
+SHAPES = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER)
 
 
 @st.composite
-def pack_items(draw):
-    importance = draw(st.sampled_from(list(Importance)))
+def items(draw):
+    reserved = draw(st.booleans()) and draw(st.booleans())
     full = draw(st.integers(1, 200))
-    compressed = draw(st.integers(1, full))
-    placeholder = draw(st.integers(1, 15))
-    intended = Fidelity.FULL if importance is Importance.CRITICAL else draw(st.sampled_from(FORMS))
-    return PackItem(
-        importance,
-        draw(st.floats(0, 1)),
-        intended,
-        {Fidelity.FULL: full, Fidelity.COMPRESSED: compressed, Fidelity.PLACEHOLDER: placeholder},
+    costs = {Fidelity.FULL: full}
+    if draw(st.integers(0, 9)):
+        costs[Fidelity.COMPRESSED] = draw(st.integers(1, full))
+    if draw(st.integers(0, 9)):
+        costs[Fidelity.PLACEHOLDER] = draw(st.integers(1, 15))
+    floor = Fidelity.FULL
+    if reserved:
+        floor = draw(st.sampled_from([f for f in SHAPES if f in costs]))
+    intended = Fidelity.FULL if reserved else draw(st.sampled_from(SHAPES))
+    return ref.Item(reserved, draw(st.floats(0, 1)), intended, costs, floor)
+
+
+def plan_of(its: list[ref.Item]) -> PackPlan:
+    costs = np.array([[it.costs.get(f, NO_FORM) for f in SHAPES] for it in its], dtype=np.int64).reshape(-1, 3)
+    code = {f: i for i, f in enumerate(FORMS)}
+    return PackPlan.of(
+        np.array([it.reserved for it in its], dtype=bool),
+        np.array([it.score for it in its], dtype=np.float64),
+        np.array([code[it.intended] for it in its], dtype=np.int8),
+        costs,
+        np.array([code[it.floor] for it in its], dtype=np.int8),
     )
 
 
-def used(items, fidelities):
-    return sum(0 if f is Fidelity.DROPPED else it.costs[f] for it, f in zip(items, fidelities))
+def forms(plan: PackPlan, available: int, **kw) -> list[Fidelity]:
+    return [FORMS[f] for f in pack(plan, available, **kw)]
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(pack_items(), max_size=40), st.integers(0, 3000), st.sampled_from(["chronological", "score"]))
-def test_afm_packing_invariants(items, available, fill):
-    if minimum_history_cost(items) > available:
+OPTIONS = st.fixed_dictionaries({
+    "packing": st.sampled_from(["afm", "paper"]),
+    "fill": st.sampled_from(["chronological", "score"]),
+    "spend": st.sampled_from(["intended", "budget"]),
+})
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(items(), max_size=40), st.integers(0, 3000), OPTIONS)
+def test_array_packer_matches_the_reference(its, available, options):
+    plan = plan_of(its)
+    try:
+        expected = ref.pack(its, available, **options)
+    except ValueError:
         with pytest.raises(ValueError):
-            pack(items, available, fill=fill)
+            pack(plan, available, **options)
         return
-    out = pack(items, available, fill=fill)
-    assert len(out) == len(items)  # every message accounted for, in chronological order
-    assert used(items, out) <= available
-    for it, f in zip(items, out):
-        if it.importance is Importance.CRITICAL:
-            assert f is Fidelity.FULL
-        else:  # never above what the score intended, unless the higher form costs no more than a stub
-            order = [Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER, Fidelity.DROPPED]
-            if order.index(f) < order.index(it.intended):
-                assert it.costs[f] <= max(it.costs[it.intended], it.costs[Fidelity.PLACEHOLDER])
+    got = forms(plan, available, **options)
+    assert got == expected
+    assert sum(ref.cost(it, f) for it, f in zip(its, got)) <= available
+    if options["packing"] == "afm":
+        order = [*SHAPES, Fidelity.DROPPED]
+        for it, f in zip(its, got):
+            if it.reserved:
+                assert order.index(f) <= order.index(ref.promote(it, it.floor))
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(pack_items(), max_size=40), st.integers(0, 3000))
-def test_drops_are_oldest_first(items, available):
-    if minimum_history_cost(items) > available:
+@given(st.lists(items(), max_size=40), st.integers(0, 3000))
+def test_a_history_that_fits_whole_is_sent_whole(its, available):
+    if sum(it.costs[Fidelity.FULL] for it in its) > available:
         return
-    out = pack(items, available)
-    dropped = [i for i, f in enumerate(out) if f is Fidelity.DROPPED]
-    kept_non_critical = [
-        i for i, (it, f) in enumerate(zip(items, out)) if f is not Fidelity.DROPPED and it.importance is not Importance.CRITICAL
-    ]
-    if dropped and kept_non_critical:
-        assert max(dropped) < min(kept_non_critical)
+    assert forms(plan_of(its), available, spend="budget") == [Fidelity.FULL] * len(its)
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(pack_items(), max_size=40), st.integers(0, 3000))
-def test_paper_packing_never_exceeds_budget(items, available):
-    if minimum_history_cost(items) > available:
+@settings(max_examples=200, deadline=None)
+@given(st.lists(items(), max_size=40), st.integers(0, 3000))
+def test_spending_the_budget_never_sends_less(its, available):
+    plan = plan_of(its)
+    if plan.minimum() > available:
         return
-    out = pack(items, available, packing="paper")
-    assert len(out) == len(items)
-    assert used(items, out) <= available
+    rank = {f: i for i, f in enumerate([*SHAPES, Fidelity.DROPPED])}
+    intended = forms(plan, available)
+    spent = forms(plan, available, spend="budget")
+    used = sum(ref.cost(it, f) for it, f in zip(its, spent))
+    assert used >= sum(ref.cost(it, f) for it, f in zip(its, intended))
+    assert all(rank[b] <= rank[a] for a, b in zip(intended, spent))
 
 
-def crit(cost):
-    return PackItem(Importance.CRITICAL, 1.0, Fidelity.FULL, {f: cost for f in FORMS})
+def crit(cost: int) -> ref.Item:
+    return ref.Item(True, 1.0, Fidelity.FULL, {f: cost for f in SHAPES})
 
 
-def rel(full, compressed, placeholder, intended=Fidelity.FULL):
-    costs = {Fidelity.FULL: full, Fidelity.COMPRESSED: compressed, Fidelity.PLACEHOLDER: placeholder}
-    return PackItem(Importance.RELEVANT, 0.5, intended, costs)
+def rel(full: int, compressed: int, placeholder: int, intended: Fidelity = Fidelity.FULL, score: float = 0.5) -> ref.Item:
+    return ref.Item(False, score, intended, {Fidelity.FULL: full, Fidelity.COMPRESSED: compressed, Fidelity.PLACEHOLDER: placeholder})
 
 
 def test_late_critical_survives_where_the_paper_greedy_loses_it():
-    items = [rel(100, 40, 10), rel(100, 40, 10), crit(50)]
-    assert pack(items, 150) == [Fidelity.COMPRESSED, Fidelity.COMPRESSED, Fidelity.FULL]
-    assert pack(items, 150, packing="paper")[2] is not Fidelity.FULL
+    its = [rel(100, 40, 10), rel(100, 40, 10), crit(50)]
+    plan = plan_of(its)
+    assert forms(plan, 150) == [Fidelity.COMPRESSED, Fidelity.COMPRESSED, Fidelity.FULL]
+    assert forms(plan, 150, packing="paper")[2] is not Fidelity.FULL
 
 
 def test_oldest_placeholders_are_dropped_when_even_the_floor_overflows():
-    items = [rel(30, 20, 10), rel(30, 20, 10), rel(30, 20, 10), crit(20)]
-    assert pack(items, 40) == [Fidelity.DROPPED, Fidelity.PLACEHOLDER, Fidelity.PLACEHOLDER, Fidelity.FULL]
-    assert pack(items, 39) == [Fidelity.DROPPED, Fidelity.DROPPED, Fidelity.PLACEHOLDER, Fidelity.FULL]
+    plan = plan_of([rel(30, 20, 10), rel(30, 20, 10), rel(30, 20, 10), crit(20)])
+    assert forms(plan, 40) == [Fidelity.DROPPED, Fidelity.PLACEHOLDER, Fidelity.PLACEHOLDER, Fidelity.FULL]
+    assert forms(plan, 39) == [Fidelity.DROPPED, Fidelity.DROPPED, Fidelity.PLACEHOLDER, Fidelity.FULL]
 
 
 def test_score_fill_gives_spare_budget_to_the_best_first():
-    low = PackItem(Importance.RELEVANT, 0.1, Fidelity.FULL, {Fidelity.FULL: 50, Fidelity.COMPRESSED: 30, Fidelity.PLACEHOLDER: 5})
-    high = PackItem(Importance.RELEVANT, 0.9, Fidelity.FULL, {Fidelity.FULL: 50, Fidelity.COMPRESSED: 30, Fidelity.PLACEHOLDER: 5})
-    assert pack([low, high], 55, fill="chronological") == [Fidelity.FULL, Fidelity.PLACEHOLDER]
-    assert pack([low, high], 55, fill="score") == [Fidelity.PLACEHOLDER, Fidelity.FULL]
+    plan = plan_of([rel(50, 30, 5, score=0.1), rel(50, 30, 5, score=0.9)])
+    assert forms(plan, 55, fill="chronological") == [Fidelity.FULL, Fidelity.PLACEHOLDER]
+    assert forms(plan, 55, fill="score") == [Fidelity.PLACEHOLDER, Fidelity.FULL]
+
+
+def test_spare_budget_upgrades_beyond_the_intended_form_best_score_first():
+    plan = plan_of([rel(50, 20, 5, Fidelity.PLACEHOLDER, 0.1), rel(50, 20, 5, Fidelity.COMPRESSED, 0.3)])
+    assert forms(plan, 100) == [Fidelity.PLACEHOLDER, Fidelity.COMPRESSED]
+    assert forms(plan, 100, spend="budget") == [Fidelity.FULL, Fidelity.FULL]
+    assert forms(plan, 60, spend="budget") == [Fidelity.PLACEHOLDER, Fidelity.FULL]
+
+
+def test_a_degraded_constraint_is_restored_first_when_there_is_room():
+    degraded = ref.Item(True, 1.0, Fidelity.FULL, {Fidelity.FULL: 60, Fidelity.COMPRESSED: 20}, Fidelity.COMPRESSED)
+    plan = plan_of([degraded, rel(50, 20, 5)])
+    assert plan.minimum() == 20
+    assert forms(plan, 70) == [Fidelity.FULL, Fidelity.PLACEHOLDER]
+    assert forms(plan, 40) == [Fidelity.COMPRESSED, Fidelity.COMPRESSED]
 
 
 def test_switched_off_forms_are_never_used():
-    items = [
-        PackItem(Importance.RELEVANT, 0.3, Fidelity.COMPRESSED, {Fidelity.FULL: 50, Fidelity.COMPRESSED: 20}),
-        PackItem(Importance.RELEVANT, 0.1, Fidelity.PLACEHOLDER, {Fidelity.FULL: 50, Fidelity.COMPRESSED: 20}),
+    its = [
+        ref.Item(False, 0.3, Fidelity.COMPRESSED, {Fidelity.FULL: 50, Fidelity.COMPRESSED: 20}),
+        ref.Item(False, 0.1, Fidelity.PLACEHOLDER, {Fidelity.FULL: 50, Fidelity.COMPRESSED: 20}),
     ]
-    assert pack(items, 100) == [Fidelity.COMPRESSED, Fidelity.DROPPED]
+    assert forms(plan_of(its), 100) == [Fidelity.COMPRESSED, Fidelity.DROPPED]
+
+
+def test_the_placeholder_cap_keeps_the_best_scored():
+    plan = without_placeholders(plan_of([rel(50, 20, 5, score=0.9), rel(50, 20, 5, score=0.1), crit(10)]), 1)
+    assert plan.costs[0, 2] == 5 and plan.costs[1, 2] >= NO_FORM and plan.costs[2, 2] == 10

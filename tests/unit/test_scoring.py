@@ -6,10 +6,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from afm_local import AFMConfig, Fidelity, Importance
-from afm_local.core.scoring import intended_fidelity, messages_ago, recency_weight, score_messages
-
-C, R, T = Importance.CRITICAL, Importance.RELEVANT, Importance.TRIVIAL
+from afm_local import AFMConfig, Fidelity
+from afm_local.core.scoring import intended_forms, messages_ago, recency_weight, score_messages
+from afm_local.core.types import CRITICAL as C, FORMS, RELEVANT as R, TRIVIAL as T
 
 
 def test_age_counts_from_the_query():
@@ -25,13 +24,13 @@ def test_scores_follow_the_paper():
     cfg = AFMConfig()
     sim = np.array([0.3, 0.8, 0.8, -0.5, -0.5])
     w = np.array([0.25, 0.5, 0.5, 1.0, 1.0])
-    scores = score_messages([C, R, T, R, T], sim, w, cfg)
+    scores = score_messages(np.array([C, R, T, R, T]), sim, w, cfg)
     assert scores == pytest.approx([1.0, 0.8 * (0.4 + 0.4 * 0.5), 0.8 * 0.25 * 0.5, 0.0, 0.0])
 
 
 def test_coefficients_are_configurable():
     cfg = AFMConfig(critical_score=0.9, relevant_base=0.2, relevant_recency=0.6, trivial_scale=0.5)
-    scores = score_messages([C, R, T], np.array([0.5, 0.5, 0.5]), np.array([1.0, 0.5, 0.5]), cfg)
+    scores = score_messages(np.array([C, R, T]), np.array([0.5, 0.5, 0.5]), np.array([1.0, 0.5, 0.5]), cfg)
     assert scores == pytest.approx([0.9, 0.5 * (0.2 + 0.6 * 0.5), 0.5 * 0.5 * 0.5])
 
 
@@ -46,7 +45,7 @@ def test_coefficients_are_configurable():
     ],
 )
 def test_thresholds(score, importance, expected):
-    assert intended_fidelity(score, importance, AFMConfig()) is expected
+    assert FORMS[intended_forms(np.array([score]), np.array([importance]), AFMConfig())[0]] is expected
 
 
 def test_config_rejects_bad_values():
@@ -62,5 +61,5 @@ def test_similarity_floor_lifts_decay_for_relevant_only():
     cfg = AFMConfig(similarity_floor=0.4)
     sim = np.array([0.5, 0.5, 0.3])
     w = np.array([0.01, 0.01, 0.01])
-    scores = score_messages([R, T, R], sim, w, cfg)
+    scores = score_messages(np.array([R, T, R]), sim, w, cfg)
     assert scores == pytest.approx([0.5 * (0.4 + 0.4 * 1.0), 0.5 * 0.25 * 0.01, 0.3 * (0.4 + 0.4 * 0.01)])

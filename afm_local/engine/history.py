@@ -1,0 +1,107 @@
+"""One conversation's history as columns: what ``build_context`` reads, one array row per message.
+
+Every per-message number that building a context needs (embedding, importance, the classifier's
+certainty, token counts per form, letter counts for the language rule) is written once, at ingest,
+into preallocated arrays that grow by doubling. A build then takes a consistent ``Snapshot`` under
+the manager's lock (slices and one list copy, no Python work per message) and runs array
+operations over it. ``Message`` records are replaced, never mutated, when the background model
+refines a form, so a snapshot's records always match its token counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.packing import NO_FORM
+from ..core.types import CRITICAL, Importance, Message, importance_code
+from ..text.lexicon import letter_counts
+
+# token columns: the three forms the packer chooses from, then the constraint-sentences form
+TOKEN_COLUMNS = 4
+CONSTRAINTS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The history at one moment: records and columns of equal length, safe to read without a lock."""
+
+    messages: list[Message]
+    vectors: np.ndarray  # float32 (n, d), unit rows
+    classes: np.ndarray  # int8 importance codes
+    pinned: np.ndarray  # bool: CRITICAL by the user's word (tag or API), never demoted
+    confidence: np.ndarray  # float64: the classifier's P(CRITICAL); 1.0 where the user decided
+    tokens: np.ndarray  # int64 (n, 4): full, compressed (never above full), placeholder, constraints
+    letters: np.ndarray  # int64 (n, 2): Cyrillic and Latin letters, for the language rule
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+
+def token_row(m: Message) -> tuple[int, int, int, int]:
+    constraints = m.tokens_constraints if m.constraints else int(NO_FORM)
+    return m.tokens_full, min(m.tokens_compressed, m.tokens_full), m.tokens_placeholder, constraints
+
+
+class History:
+    """Append-only columns; not thread-safe on its own (the manager holds a lock around it)."""
+
+    def __init__(self, dim: int, capacity: int = 64) -> None:
+        self.messages: list[Message] = []
+        self._vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self._classes = np.zeros(capacity, dtype=np.int8)
+        self._pinned = np.zeros(capacity, dtype=bool)
+        self._confidence = np.zeros(capacity, dtype=np.float64)
+        self._tokens = np.zeros((capacity, TOKEN_COLUMNS), dtype=np.int64)
+        self._letters = np.zeros((capacity, 2), dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def append(self, message: Message, vector: np.ndarray) -> None:
+        n = len(self.messages)
+        if n == len(self._classes):
+            self._grow(2 * n)
+        if self._vectors.shape[1] != len(vector):  # the first vector fixes the dimension
+            if n:
+                raise ValueError(f"embedding of dimension {len(vector)} in a history of dimension {self._vectors.shape[1]}")
+            self._vectors = np.zeros((len(self._classes), len(vector)), dtype=np.float32)
+        self.messages.append(message)
+        self._vectors[n] = vector
+        self._write(n, message)
+
+    def replace(self, index: int, message: Message) -> None:
+        """Swap in a refined record (a background model's form) and its token counts."""
+        self.messages[index] = message
+        self._write(index, message)
+
+    def _write(self, i: int, m: Message) -> None:
+        self._classes[i] = importance_code(m.importance)
+        self._pinned[i] = m.pinned
+        decided = m.importance_source == "tag" or not m.importance_scores
+        self._confidence[i] = 1.0 if decided else float(m.importance_scores.get(Importance.CRITICAL.value, 0.0))
+        self._tokens[i] = token_row(m)
+        self._letters[i] = letter_counts(m.content)
+
+    def _grow(self, capacity: int) -> None:
+        def grown(a: np.ndarray) -> np.ndarray:
+            out = np.zeros((capacity, *a.shape[1:]), dtype=a.dtype)
+            out[: len(a)] = a
+            return out
+
+        self._vectors, self._classes, self._pinned = grown(self._vectors), grown(self._classes), grown(self._pinned)
+        self._confidence, self._tokens, self._letters = grown(self._confidence), grown(self._tokens), grown(self._letters)
+
+    def snapshot(self) -> Snapshot:
+        n = len(self.messages)
+        return Snapshot(
+            list(self.messages), self._vectors[:n].copy(), self._classes[:n].copy(), self._pinned[:n].copy(),
+            self._confidence[:n].copy(), self._tokens[:n].copy(), self._letters[:n].copy(),
+        )
+
+    def vectors(self) -> np.ndarray:
+        return self._vectors[: len(self.messages)]
+
+    def critical(self) -> np.ndarray:
+        return np.flatnonzero(self._classes[: len(self.messages)] == CRITICAL)

@@ -1,0 +1,90 @@
+"""A straightforward, loop-per-message packer: the specification that ``afm_local.core.packing`` must
+reproduce exactly with array operations. Kept in the tests on purpose, so it stays simple."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from afm_local.core.types import Fidelity
+
+ORDER = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER)
+
+
+@dataclass
+class Item:
+    reserved: bool
+    score: float
+    intended: Fidelity
+    costs: dict[Fidelity, int]  # switched-off forms are absent
+    floor: Fidelity = Fidelity.FULL
+
+
+def cost(it: Item, form: Fidelity) -> int:
+    return 0 if form is Fidelity.DROPPED else it.costs[form]
+
+
+def promote(it: Item, form: Fidelity) -> Fidelity:
+    """The best allowed form that costs no more than ``form``."""
+    if form not in it.costs:
+        return form
+    for better in ORDER:
+        if better in it.costs and it.costs[better] <= it.costs[form]:
+            return better
+    return form
+
+
+def chain(cap: Fidelity) -> list[Fidelity]:
+    return list(ORDER[ORDER.index(cap):])
+
+
+def upgrade(items: list[Item], out: list[Fidelity], order: list[int], caps: list[Fidelity], spare: int) -> int:
+    for i in order:
+        it = items[i]
+        for form in chain(caps[i]):
+            if form not in it.costs:
+                continue
+            form = promote(it, form)
+            extra = it.costs[form] - cost(it, out[i])
+            if extra <= 0:
+                break
+            if extra <= spare:
+                out[i] = form
+                spare -= extra
+                break
+    return spare
+
+
+def pack(items: list[Item], available: int, packing: str = "afm", fill: str = "chronological",
+         spend: str = "intended") -> list[Fidelity]:
+    if sum(cost(it, promote(it, it.floor)) for it in items if it.reserved) > available:
+        raise ValueError("reserved messages do not fit")
+    if spend == "budget" and packing == "afm" and sum(it.costs[Fidelity.FULL] for it in items) <= available:
+        return [Fidelity.FULL] * len(items)
+    if packing == "paper":
+        out = [Fidelity.DROPPED] * len(items)
+        spare = upgrade(items, out, list(range(len(items))), [it.intended for it in items], available)
+    else:
+        out = []
+        for it in items:
+            if it.reserved:
+                out.append(promote(it, it.floor))
+            else:
+                out.append(promote(it, Fidelity.PLACEHOLDER) if Fidelity.PLACEHOLDER in it.costs else Fidelity.DROPPED)
+        used = sum(cost(it, f) for it, f in zip(items, out))
+        for i, it in enumerate(items):
+            if used <= available:
+                break
+            if not it.reserved and out[i] is not Fidelity.DROPPED:
+                used -= cost(it, out[i])
+                out[i] = Fidelity.DROPPED
+        floor_dropped = {i for i, it in enumerate(items)
+                         if out[i] is Fidelity.DROPPED and Fidelity.PLACEHOLDER in it.costs and not it.reserved}
+        others = [i for i, it in enumerate(items) if not it.reserved and i not in floor_dropped]
+        if fill == "score":
+            others.sort(key=lambda i: (-items[i].score, i))
+        restore = [i for i, it in enumerate(items) if it.reserved and out[i] is not promote(it, Fidelity.FULL)]
+        spare = upgrade(items, out, restore + others, [it.intended for it in items], available - used)
+    if spend == "budget" and spare > 0:
+        order = sorted(range(len(items)), key=lambda i: (-items[i].score, i))
+        upgrade(items, out, order, [Fidelity.FULL] * len(items), spare)
+    return out
