@@ -1,0 +1,168 @@
+"""Sample real third-party chat turns for importance labelling, split by dialogue.
+
+    python -m scripts.sample_labelling --out /path/outside/the/repo [--seed 20261204]
+
+Two pools, mixed at random in the batches so annotators cannot tell them apart:
+
+* ``random``: turns drawn at random from whole dialogues of every corpus (quotas below), the
+  figure a user sees: how often ordinary turns are flagged;
+* ``candidate``: first-person turns by a person (users; both sides where both are people) that a broad word list (English and Russian: allergies, health, diets,
+  "can't", "never", "avoid", "prefer", budgets, deadlines, ...) marks as possibly stating a
+  constraint or preference. Constraints are rare in real chat; this pool is where the held-out
+  constraint statements for the recall figure come from. Being selected by words, it favours
+  constraints that use such words; docs/data_card.md says so.
+
+Every dialogue goes to exactly one split (train / dev / test, by a hash of its id), so no dialogue
+is split across training and testing; a MultiWOZ dialogue appears in English or in its Russian
+machine translation, never both. Writes ``data/real/items.jsonl`` (ids, roles, splits and pools, no
+text: this is what the repository keeps) and, under ``--out``, the annotators' batch files with the
+text (never committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import re
+from pathlib import Path
+
+from scripts.common import ROOT
+from scripts.corpora import FILES, Turn, dialogues, previous
+
+ITEMS = ROOT / "data" / "real" / "items.jsonl"
+QUOTAS = {  # random pool, items per corpus (MultiWOZ shared between its English and Russian files)
+    "oasst_en100": 313, "dolly_subset": 302, "hh_rlhf_harmless_test": 500, "topical_chat": 500, "casino": 500,
+    "multiwoz": 800, "sgd": 300, "taskmaster4": 250, "ru_anekdot_dialogues": 400,
+}
+CANDIDATES = 1300
+CANDIDATE_PER_CORPUS = 220
+HUMAN_BOTH_SIDES = ("casino", "topical_chat", "ru_anekdot_dialogues")  # "assistant" is a person here too
+TURNS_PER_DIALOGUE = 4
+SPLITS = (("test", 0.35), ("dev", 0.20), ("train", 0.45))
+GROUPS = 4
+BATCH = 300
+SHOW_CHARS = 3000
+
+CANDIDATE_RE = re.compile(
+    r"allerg|intoleran|celiac|coeliac|gluten|lactose|diabet|asthma|pregnan|wheelchair|disab|medical|medicat|"
+    r"chemo|surgery|injur|vegan|vegetarian|halal|kosher|sober|alcohol|\bnuts?\b|peanut|shellfish|"
+    r"can'?t stand|cannot stand|can'?t eat|cannot eat|can'?t have|can'?t do|can'?t (?:walk|swim|drive|fly)|"
+    r"\bi (?:never|always|only|avoid|refuse|hate|dislike|prefer|won'?t|don'?t (?:eat|drink|like|want|do|use))\b|"
+    r"\bnever\b|\bavoid|\brefus|\bprefer|\bdislike|\bhate\b|\bmust\b|\bhave to\b|\bstrict|budget|"
+    r"no more than|at most|deadline|no later than|\bmy (?:kids?|son|daughter|wife|husband|back|knee|doctor)\b|"
+    r"аллерг|непереносим|диабет|беремен|инвалид|вегетариан|веган|халял|кошер|нельзя|никогда|терпеть не могу|"
+    r"не ем|не пью|не люблю|ненавижу|избега|предпочита|всегда|только|бюджет|не более|не больше|строго|"
+    r"крайний срок|не позднее|не позже|должн|обязательно|врач|здоровь|болит|спин[аеуы]|колен",
+    re.IGNORECASE,
+)
+FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|we|we're|our|us)\b|\b(?:я|мне|меня|мой|моя|мои|мы|нам|нас|наш\w*)\b",
+                             re.IGNORECASE)
+
+
+def family(corpus: str) -> str:
+    return "multiwoz" if corpus.startswith("multiwoz22") else corpus
+
+
+def _unit(key: str) -> float:
+    return int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) / 16**12
+
+
+def split_of(corpus: str, dialogue_id: str) -> str:
+    """The split of a dialogue: a hash of its family and id, so both MultiWOZ files agree."""
+    u, edge = _unit(f"split|{family(corpus)}|{dialogue_id}"), 0.0
+    for name, share in SPLITS:
+        edge += share
+        if u < edge:
+            return name
+    return SPLITS[-1][0]
+
+
+def multiwoz_language(dialogue_id: str) -> str:
+    return "multiwoz22_ru_mt" if _unit(f"lang|{dialogue_id}") < 0.5 else "multiwoz22"
+
+
+def eligible(corpus: str, dialogue_id: str) -> bool:
+    return not corpus.startswith("multiwoz22") or multiwoz_language(dialogue_id) == corpus
+
+
+def random_pool(rng: random.Random) -> list[Turn]:
+    out: list[Turn] = []
+    for fam, quota in QUOTAS.items():
+        corpora = ["multiwoz22", "multiwoz22_ru_mt"] if fam == "multiwoz" else [fam]
+        pool = [(c, d) for c in corpora for d in dialogues(c) if eligible(c, d)]
+        rng.shuffle(pool)
+        taken: list[Turn] = []
+        for corpus, dialogue_id in pool:
+            turns = list(dialogues(corpus)[dialogue_id])
+            rng.shuffle(turns)
+            taken += sorted(turns[:TURNS_PER_DIALOGUE], key=lambda t: t.turn)
+            if len(taken) >= quota:
+                break
+        out += taken[:quota]
+    return out
+
+
+def candidate_pool(rng: random.Random, exclude: set[str]) -> list[Turn]:
+    by_corpus: dict[str, list[Turn]] = {}
+    for corpus in FILES:
+        for dialogue_id, turns in dialogues(corpus).items():
+            if not eligible(corpus, dialogue_id):
+                continue
+            for t in turns:
+                speaker = t.role == "user" or corpus in HUMAN_BOTH_SIDES
+                if (speaker and t.id not in exclude and len(t.text) <= SHOW_CHARS
+                        and CANDIDATE_RE.search(t.text) and FIRST_PERSON_RE.search(t.text)):
+                    by_corpus.setdefault(family(corpus), []).append(t)
+    out: list[Turn] = []
+    for fam in sorted(by_corpus):
+        hits = by_corpus[fam]
+        rng.shuffle(hits)
+        out += hits[:CANDIDATE_PER_CORPUS]
+    rng.shuffle(out)
+    return out[:CANDIDATES]
+
+
+def show(text: str) -> str:
+    return text if len(text) <= SHOW_CHARS else text[:SHOW_CHARS] + " [... truncated]"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, required=True, help="folder outside the repository for the batch files")
+    ap.add_argument("--seed", type=int, default=20261204)
+    args = ap.parse_args()
+    if ROOT in args.out.resolve().parents or args.out.resolve() == ROOT:
+        raise SystemExit("--out must lie outside the repository: batch files hold third-party text")
+    rng = random.Random(args.seed)
+    items = [(t, "random") for t in random_pool(rng)]
+    items += [(t, "candidate") for t in candidate_pool(rng, {t.id for t, _ in items})]
+    rng.shuffle(items)
+    ITEMS.parent.mkdir(parents=True, exist_ok=True)
+    with ITEMS.open("w", encoding="utf-8") as fh:
+        for k, (t, pool) in enumerate(items):
+            row = {"id": t.id, "corpus": t.corpus, "role": t.role, "lang": t.lang,
+                   "split": split_of(t.corpus, t.dialogue_id), "pool": pool, "group": k % GROUPS + 1}
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    for g in range(1, GROUPS + 1):
+        group = [t for k, (t, _) in enumerate(items) if k % GROUPS + 1 == g]
+        folder = args.out / f"group_{g}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for b in range(0, len(group), BATCH):
+            with (folder / f"batch_{b // BATCH + 1}.jsonl").open("w", encoding="utf-8") as fh:
+                for t in group[b:b + BATCH]:
+                    prev = previous(t)
+                    row = {"id": t.id, "role": t.role, "lang": t.lang, "text": show(t.text),
+                           "prev": {"role": prev.role, "text": show(prev.text)} if prev else None}
+                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    counts: dict[str, int] = {}
+    for t, pool in items:
+        key = f"{split_of(t.corpus, t.dialogue_id)}/{pool}"
+        counts[key] = counts.get(key, 0) + 1
+    print(f"{len(items)} items -> {ITEMS.relative_to(ROOT)}; batches under {args.out}")
+    print(json.dumps(dict(sorted(counts.items())), indent=1))
+
+
+if __name__ == "__main__":
+    main()
