@@ -2,7 +2,7 @@
 
     python -m scripts.sample_labelling --out /path/outside/the/repo [--seed 20261204]
 
-Two pools, mixed at random in the batches so annotators cannot tell them apart:
+Three pools; the first two are mixed at random in the batches so annotators cannot tell them apart:
 
 * ``random``: turns drawn at random from whole dialogues of every corpus (quotas below), the
   figure a user sees: how often ordinary turns are flagged;
@@ -11,6 +11,9 @@ Two pools, mixed at random in the batches so annotators cannot tell them apart:
   constraint or preference. Constraints are rare in real chat; this pool is where the held-out
   constraint statements for the recall figure come from. Being selected by words, it favours
   constraints that use such words; docs/data_card.md says so.
+* ``dense`` (a second wave, group 5): the first two pools held few constraints (about 2.6% of the
+  turns), so a narrower list of strong signals (named conditions, diets, "I can't stand", "I never
+  eat", "мне нельзя", ...) draws more first-person turns by a person, none sampled before.
 
 Every dialogue goes to exactly one split (train / dev / test, by a hash of its id), so no dialogue
 is split across training and testing; a MultiWOZ dialogue appears in English or in its Russian
@@ -57,6 +60,19 @@ CANDIDATE_RE = re.compile(
     r"крайний срок|не позднее|не позже|должн|обязательно|врач|здоровь|болит|спин[аеуы]|колен",
     re.IGNORECASE,
 )
+# The second wave: strong signals only, since the first wave's broad list found few constraints (2.6%).
+DENSE_RE = re.compile(
+    r"allerg|intoleran|celiac|coeliac|gluten|lactose|diabet|asthma|pregnan|wheelchair|disabilit|medical condition|"
+    r"medication|chemo|kidney|anemi|seizure|surgery|vegan|vegetarian|halal|kosher|\bsober\b|recovering|"
+    r"can'?t stand|cannot stand|\bi hate\b|\bi (?:don'?t|never|do not) (?:eat|drink|fly|drive|watch|use)\b|"
+    r"\bi (?:avoid|refuse)\b|\bi (?:always|only) (?:eat|drink|use|watch|fly|stay|buy|prefer)\b|not allowed to|"
+    r"\bi can'?t (?:eat|have|drink|walk|swim|drive|fly|afford)\b|no more than|\bdeadline\b|"
+    r"аллерг|непереносим|диабет|беремен|инвалид|вегетариан|веган|не ем\b|не пью\b|терпеть не могу|ненавижу|"
+    r"никогда не (?:ем|пью|летаю|езжу|смотрю)|мне нельзя|врач запретил",
+    re.IGNORECASE,
+)
+WAVE2 = 800
+WAVE2_PER_CORPUS = 170
 FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|we|we're|our|us)\b|\b(?:я|мне|меня|мой|моя|мои|мы|нам|нас|наш\w*)\b",
                              re.IGNORECASE)
 
@@ -124,6 +140,43 @@ def candidate_pool(rng: random.Random, exclude: set[str]) -> list[Turn]:
     return out[:CANDIDATES]
 
 
+def dense_pool(rng: random.Random, exclude: set[str]) -> list[Turn]:
+    """Wave 2: first-person turns by a person with a strong constraint signal, not sampled before."""
+    by_corpus: dict[str, list[Turn]] = {}
+    for corpus in FILES:
+        for dialogue_id, turns in dialogues(corpus).items():
+            if not eligible(corpus, dialogue_id):
+                continue
+            for t in turns:
+                speaker = t.role == "user" or corpus in HUMAN_BOTH_SIDES
+                if (speaker and t.id not in exclude and len(t.text) <= SHOW_CHARS
+                        and DENSE_RE.search(t.text) and FIRST_PERSON_RE.search(t.text)):
+                    by_corpus.setdefault(family(corpus), []).append(t)
+    out: list[Turn] = []
+    for fam in sorted(by_corpus):
+        hits = by_corpus[fam]
+        rng.shuffle(hits)
+        out += hits[:WAVE2_PER_CORPUS]
+    rng.shuffle(out)
+    return out[:WAVE2]
+
+
+def write_batches(folder: Path, turns: list[Turn]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for b in range(0, len(turns), BATCH):
+        with (folder / f"batch_{b // BATCH + 1}.jsonl").open("w", encoding="utf-8") as fh:
+            for t in turns[b:b + BATCH]:
+                prev = previous(t)
+                row = {"id": t.id, "role": t.role, "lang": t.lang, "text": show(t.text),
+                       "prev": {"role": prev.role, "text": show(prev.text)} if prev else None}
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def item_row(t: Turn, pool: str, group: int) -> dict:
+    return {"id": t.id, "corpus": t.corpus, "role": t.role, "lang": t.lang,
+            "split": split_of(t.corpus, t.dialogue_id), "pool": pool, "group": group}
+
+
 def show(text: str) -> str:
     return text if len(text) <= SHOW_CHARS else text[:SHOW_CHARS] + " [... truncated]"
 
@@ -139,23 +192,16 @@ def main() -> None:
     items = [(t, "random") for t in random_pool(rng)]
     items += [(t, "candidate") for t in candidate_pool(rng, {t.id for t, _ in items})]
     rng.shuffle(items)
+    groups = [(t, pool, k % GROUPS + 1) for k, (t, pool) in enumerate(items)]
+    wave2 = dense_pool(rng, {t.id for t, _ in items})
+    groups += [(t, "dense", GROUPS + 1) for t in wave2]
     ITEMS.parent.mkdir(parents=True, exist_ok=True)
     with ITEMS.open("w", encoding="utf-8") as fh:
-        for k, (t, pool) in enumerate(items):
-            row = {"id": t.id, "corpus": t.corpus, "role": t.role, "lang": t.lang,
-                   "split": split_of(t.corpus, t.dialogue_id), "pool": pool, "group": k % GROUPS + 1}
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    for g in range(1, GROUPS + 1):
-        group = [t for k, (t, _) in enumerate(items) if k % GROUPS + 1 == g]
-        folder = args.out / f"group_{g}"
-        folder.mkdir(parents=True, exist_ok=True)
-        for b in range(0, len(group), BATCH):
-            with (folder / f"batch_{b // BATCH + 1}.jsonl").open("w", encoding="utf-8") as fh:
-                for t in group[b:b + BATCH]:
-                    prev = previous(t)
-                    row = {"id": t.id, "role": t.role, "lang": t.lang, "text": show(t.text),
-                           "prev": {"role": prev.role, "text": show(prev.text)} if prev else None}
-                    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        for t, pool, group in groups:
+            fh.write(json.dumps(item_row(t, pool, group), ensure_ascii=False) + "\n")
+    for g in range(1, GROUPS + 2):
+        write_batches(args.out / f"group_{g}", [t for t, _, group in groups if group == g])
+    items = [(t, pool) for t, pool, _ in groups]
     counts: dict[str, int] = {}
     for t, pool in items:
         key = f"{split_of(t.corpus, t.dialogue_id)}/{pool}"
