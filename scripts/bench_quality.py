@@ -36,18 +36,18 @@ from afm_local.core.types import Classification, Importance
 
 
 STRATEGIES = [
-    # name, kind, config/components key, render, packing
-    ("afm", "engine", "default", "structured", "afm"),
-    ("afm_paper", "engine", "default", "chat", "paper"),
-    ("stateless", "baseline", None, None, None),
-    ("naive_replay", "baseline", None, None, None),
-    ("recency_compression", "baseline", None, None, None),
-    ("no_classifier", "engine", "no_classifier", "structured", "afm"),
-    ("no_placeholders", "engine", "no_placeholders", "structured", "afm"),
-    ("no_compression", "engine", "no_compression", "structured", "afm"),
-    ("no_classifier_paper", "engine", "no_classifier", "chat", "paper"),
-    ("no_placeholders_paper", "engine", "no_placeholders", "chat", "paper"),
-    ("no_compression_paper", "engine", "no_compression", "chat", "paper"),
+    # name, kind, config key (CONFIGS; components "no_classifier" for the no-classifier ablations), render
+    ("afm", "engine", "default", "structured"),
+    ("afm_paper", "engine", "paper", "chat"),
+    ("stateless", "baseline", None, None),
+    ("naive_replay", "baseline", None, None),
+    ("recency_compression", "baseline", None, None),
+    ("no_classifier", "engine", "no_classifier", "structured"),
+    ("no_placeholders", "engine", "no_placeholders", "structured"),
+    ("no_compression", "engine", "no_compression", "structured"),
+    ("no_classifier_paper", "engine", "no_classifier_paper", "chat"),
+    ("no_placeholders_paper", "engine", "no_placeholders_paper", "chat"),
+    ("no_compression_paper", "engine", "no_compression_paper", "chat"),
 ]
 
 
@@ -61,29 +61,32 @@ class AllRelevant:
 
 
 def build_components(comps: Components) -> dict[str, Components]:
-    return {
-        "default": comps,
-        "no_classifier": Components(comps.counter, comps.embedder, AllRelevant(), comps.compressor, comps.topicer, comps.abstractive),
-    }
+    """The components each config key runs with: the no-classifier ablations swap in ``AllRelevant``."""
+    blind = Components(comps.counter, comps.embedder, AllRelevant(), comps.compressor, comps.topicer, comps.abstractive)
+    return {key: blind if key.startswith("no_classifier") else comps for key in CONFIGS}
 
 
-CONFIGS = {
+CONFIGS = {  # the default (best measured) configuration and the paper's, each with the paper's ablations
     "default": AFMConfig(),
     "no_classifier": AFMConfig(),
     "no_placeholders": AFMConfig(use_placeholders=False),
     "no_compression": AFMConfig(use_compression=False),
+    "paper": AFMConfig.paper(),
+    "no_classifier_paper": AFMConfig.paper(),
+    "no_placeholders_paper": AFMConfig.paper(use_placeholders=False),
+    "no_compression_paper": AFMConfig.paper(use_compression=False),
 }
 
 
 def run_one(sc: dict, strategy: tuple, budget: int, managers: dict[str, FocusManager], comps: Components, reps: int) -> dict:
-    name, kind, key, render, packing = strategy
+    name, kind, key, render = strategy
     hist, q, pre = sc["messages"], sc["query"], sc["preamble"]
     row = {"scenario": sc["id"], "family": sc["family"], "language": sc["language"], "placement": sc["placement"],
            "wording": sc["wording"], "strategy": name, "budget": budget}
 
     def build():
         if kind == "engine":
-            return managers[key].build_context(current_query=q, budget_tokens=budget, system_preamble=pre, render=render, packing=packing)
+            return managers[key].build_context(current_query=q, budget_tokens=budget, system_preamble=pre, render=render)
         if name == "stateless":
             return stateless(hist, q, budget, counter=comps.counter, preamble=pre)
         if name == "naive_replay":
@@ -258,7 +261,7 @@ def main() -> None:
     for sc in scenarios:
         managers = {}
         for key, cfg in CONFIGS.items():
-            fm = FocusManager(cfg, components=variants.get(key, comps), cache=cache)
+            fm = FocusManager(cfg, components=variants[key], cache=cache)
             fm.add_messages(sc["messages"])
             managers[key] = fm
         for strategy in STRATEGIES:
@@ -303,8 +306,9 @@ def main() -> None:
         "be inside the first system message's CRITICAL block. `too small` = `BudgetTooSmall` (budget cannot hold preamble, "
         "query and CRITICAL messages); counted in n, never a pass. Baselines never raise; they send what fits.",
         "* Ablations: `no_classifier` = every message RELEVANT; `no_placeholders` = `AFMConfig(use_placeholders=False)`; "
-        "`no_compression` = `AFMConfig(use_compression=False)`; plain names use our mode (afm packing, structured render), "
-        "`_paper` the paper's (greedy oldest→newest packing, chat render).", "",
+        "`no_compression` = `AFMConfig(use_compression=False)`; plain names use the default configuration `AFMConfig()` "
+        "with the structured render, `_paper` names `AFMConfig.paper()` (the paper exactly: greedy oldest→newest packing, "
+        "intended forms only, `BudgetTooSmall` on overflow) with the chat render.", "",
         "## Allergy trip: pass rate", "", table(s_allergy, names, budgets), "",
         f"![allergy](quality{tag}_allergy.png)", "",
         "## Allergy trip, explicit wording only", "", table(s_explicit, names, budgets), "",

@@ -31,7 +31,7 @@ class AFMConfig(BaseModel):
     relevant_recency: float = Field(0.4, ge=0, description="The recency gain of a RELEVANT message's score.")
     trivial_scale: float = Field(0.25, ge=0, description="TRIVIAL = max(0, sim) * scale * w.")
     similarity_floor: float | None = Field(
-        None,
+        0.4,
         ge=0,
         le=1,
         description="RELEVANT messages whose similarity to the query is at least this are scored without "
@@ -57,12 +57,20 @@ class AFMConfig(BaseModel):
         "None: every message keeps its placeholder (the paper).",
     )
 
+    reserve_placeholders: bool = Field(
+        False,
+        description="afm packing: reserve a placeholder for every message before any message gets a better form (the "
+        "original floor, which on a long chat spends the budget on stubs); False: placeholders are given in fill order, "
+        "after the better-scored messages' intended forms.",
+    )
+
     # Packing
     packing: Packing = Field(
         "afm", description="afm: constraints reserved first, then the rest; paper: the paper's greedy pass."
     )
     fill: Fill = Field(
-        "chronological", description="How spare budget is shared: oldest to newest as the paper, or best score first."
+        "score", description="How the budget is shared after the constraints: best score first, or oldest to newest "
+        "as the paper."
     )
     render: Render = Field("chat", description="chat: the mixed-fidelity history; structured: one memory message.")
     spend: Spend = Field(
@@ -75,6 +83,14 @@ class AFMConfig(BaseModel):
         description="When the CRITICAL messages at Full do not fit. degrade: send restated constraints once, long "
         "constraints as their constraint sentences, then demote the least certain model-labelled CRITICALs; "
         "raise BudgetTooSmall only when tagged constraints alone do not fit. raise: BudgetTooSmall (the paper).",
+    )
+    critical_share: float | None = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Under overflow=degrade, the share of the history's budget that model-labelled CRITICAL messages "
+        "may reserve; beyond it the same degrade steps apply, so false CRITICALs cannot crowd out everything the "
+        "query needs. Messages tagged [!] or marked CRITICAL are not limited by it. None: the whole budget.",
     )
     consolidate_similarity: float = Field(
         0.85,
@@ -116,6 +132,6 @@ class AFMConfig(BaseModel):
         chronological pass, intended forms only, and ``BudgetTooSmall`` when constraints overflow."""
         base: dict[str, Any] = dict(
             similarity_floor=None, max_placeholders=None, packing="paper", fill="chronological",
-            spend="intended", overflow="raise",
+            spend="intended", overflow="raise", critical_share=None, reserve_placeholders=True,
         )
         return cls(**{**base, **overrides})

@@ -91,8 +91,12 @@ def promoted(costs: np.ndarray) -> np.ndarray:
 
 
 def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "chronological",
-         spend: str = "intended") -> np.ndarray:
+         spend: str = "intended", reserved_limit: int | None = None, reserve_placeholders: bool = True) -> np.ndarray:
     """Return one form code per message, in chronological order, whose costs sum to ``available`` or less.
+
+    ``reserved_limit`` caps what the reserved messages may take when their degraded forms are restored;
+    ``reserve_placeholders=False`` leaves the placeholders out of the afm floor, so a placeholder is
+    given in fill order like any other form instead of before every better-scored message's form.
 
     Raises ``ValueError`` when ``available`` is below the reserved floor; callers handle the overflow
     (``engine.build``) before packing, so this is a programming error there.
@@ -107,7 +111,8 @@ def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "c
     if packing == "paper":
         out, spare = _pack_paper(plan, prom, available)
     elif packing == "afm":
-        out, spare = _pack_afm(plan, prom, available, fill)
+        limit = available if reserved_limit is None else reserved_limit
+        out, spare = _pack_afm(plan, prom, available, fill, limit, reserve_placeholders, spend)
     else:
         raise ValueError(f"unknown packing {packing!r}")
     if spend == "budget" and spare > 0:
@@ -116,10 +121,11 @@ def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "c
     return out
 
 
-def _pack_afm(plan: PackPlan, prom: np.ndarray, available: int, fill: str) -> tuple[np.ndarray, int]:
+def _pack_afm(plan: PackPlan, prom: np.ndarray, available: int, fill: str, reserved_limit: int,
+              reserve_placeholders: bool, spend: str) -> tuple[np.ndarray, int]:
     n = len(plan.score)
     rows = np.arange(n)
-    placeholder_ok = plan.costs[:, PLACEHOLDER] < NO_FORM
+    placeholder_ok = (plan.costs[:, PLACEHOLDER] < NO_FORM) & reserve_placeholders
     out = np.where(placeholder_ok, prom[:, PLACEHOLDER], DROPPED).astype(np.int8)
     out[plan.reserved] = prom[rows, plan.floor][plan.reserved]
     cost = plan.costs[rows, out]
@@ -138,10 +144,17 @@ def _pack_afm(plan: PackPlan, prom: np.ndarray, available: int, fill: str) -> tu
         others = others[np.lexsort((others, -plan.score[others]))]
     else:
         raise ValueError(f"unknown fill {fill!r}")
-    # degraded constraints are restored first, then the rest in fill order
+    # degraded constraints are restored first, within what reserved messages may take; then the rest in fill order
     restore = np.flatnonzero(plan.reserved & (out != prom[:, FULL]))
-    order = np.concatenate([restore, others])
-    spare = _upgrade(plan.costs, prom, out, order, plan.intended, available - used)
+    spare = available - used
+    allowance = min(spare, reserved_limit - int(cost[plan.reserved].sum()))
+    spare -= allowance - _upgrade(plan.costs, prom, out, restore, plan.intended, allowance)
+    if not reserve_placeholders:  # content before stubs: Full and Compressed forms first, upgraded with spare
+        spare = _upgrade(plan.costs, prom, out, others, plan.intended, spare, lowest=COMPRESSED)
+        if spend == "budget":
+            best = np.lexsort((np.arange(n), -plan.score))
+            spare = _upgrade(plan.costs, prom, out, best, np.zeros(n, dtype=np.int8), spare, lowest=COMPRESSED)
+    spare = _upgrade(plan.costs, prom, out, others, plan.intended, spare)
     return out, spare
 
 
@@ -152,8 +165,8 @@ def _pack_paper(plan: PackPlan, prom: np.ndarray, available: int) -> tuple[np.nd
 
 
 def _upgrade(costs: np.ndarray, prom: np.ndarray, out: np.ndarray, order: np.ndarray, cap: np.ndarray,
-             spare: int) -> int:
-    """Walk ``order``; give each message the first form of its chain (``cap`` down to a placeholder) whose
+             spare: int, lowest: int = PLACEHOLDER) -> int:
+    """Walk ``order``; give each message the first form of its chain (``cap`` down to ``lowest``) whose
     promoted form costs more than its current one and fits ``spare``. Updates ``out``; returns the spare.
 
     A run of messages whose first choice fits is taken in one cumulative sum; only a message whose first
@@ -164,12 +177,12 @@ def _upgrade(costs: np.ndarray, prom: np.ndarray, out: np.ndarray, order: np.nda
         return spare
     rows = np.arange(n)
     current = costs[rows, out]
-    # chain[:, s]: the s-th form from the cap down (promoted); -1 past the placeholder
+    # chain[:, s]: the s-th form from the cap down (promoted); -1 past the lowest
     chain = np.full((n, 3), -1, dtype=np.int8)
     extras = np.full((n, 3), NO_FORM, dtype=np.int64)
     for step in range(3):
         form = cap.astype(np.int64) + step
-        ok = form <= PLACEHOLDER
+        ok = form <= lowest
         chain[ok, step] = prom[rows[ok], form[ok]]
         extras[ok, step] = costs[rows[ok], chain[ok, step]] - current[ok]
     # the chain stops at the first form that is no upgrade (extra <= 0)

@@ -85,6 +85,7 @@ class Floor:
     plan: PackPlan
     scored: Scored
     degraded: Degraded | None
+    limit: int | None = None  # what reserved messages may take, restored constraints included
 
 
 def build_context(snap: Snapshot, similarity: np.ndarray, req: Request, counter: TokenCounter,
@@ -99,7 +100,8 @@ def build_context(snap: Snapshot, similarity: np.ndarray, req: Request, counter:
     available = req.budget - fixed
     for _ in range(FIT_ROUNDS):
         floor = _floor(snap, scored, costs, similarity, recency, available, fixed, req, counter, cfg)
-        forms = pack(floor.plan, available, packing=req.packing, fill=req.fill, spend=req.spend)
+        forms = pack(floor.plan, available, packing=req.packing, fill=req.fill, spend=req.spend,
+                     reserved_limit=floor.limit, reserve_placeholders=cfg.reserve_placeholders)
         texts = _texts(snap, forms, floor.degraded)
         packed = [Packed(snap.messages[i].role, IMPORTANCES[floor.scored.classes[i]], FORMS[forms[i]], texts[i])
                   for i in np.flatnonzero(forms != DROPPED)]
@@ -135,23 +137,28 @@ def _floor(snap: Snapshot, scored: Scored, costs: np.ndarray, similarity: np.nda
     plan = PackPlan.of(reserved, scored.scores, scored.intended, costs)
     if cfg.max_placeholders is not None:
         plan = without_placeholders(plan, cfg.max_placeholders)
-    if plan.minimum() <= available:
-        return Floor(plan, scored, None)
     if req.overflow == "raise":
-        raise BudgetTooSmall(req.budget, fixed + plan.minimum())
+        if plan.minimum() > available:
+            raise BudgetTooSmall(req.budget, fixed + plan.minimum())
+        return Floor(plan, scored, None)
     pinned = pinned_minimum(reserved, plan.costs, snap.pinned)
     if pinned > available:
         raise BudgetTooSmall(req.budget, fixed + pinned, PINNED)
+    limit = available if cfg.critical_share is None else max(pinned, int(available * cfg.critical_share))
+    if plan.minimum() <= limit:
+        return Floor(plan, scored, None, limit)
     constraints = Constraints(
         snap.pinned, snap.confidence, snap.tokens[:, CONSTRAINTS] + (costs[:, FULL] - snap.tokens[:, FULL]),
         _reference_costs(snap, reserved, counter) + (costs[:, FULL] - snap.tokens[:, FULL]), snap.vectors,
     )
-    degraded = degrade(reserved, plan.costs[:, :DROPPED], constraints, available, cfg.consolidate_similarity)
+    degraded = degrade(reserved, plan.costs[:, :DROPPED], constraints, limit, cfg.consolidate_similarity)
     classes = scored.classes.copy()
     classes[degraded.demoted] = RELEVANT
     rescored = Scored.of(classes, similarity, recency, cfg)
     plan = PackPlan.of(degraded.reserved, rescored.scores, rescored.intended, degraded.costs, degraded.floor)
-    return Floor(plan, rescored, degraded)
+    if cfg.max_placeholders is not None:  # a demoted message competes for a placeholder like any other
+        plan = without_placeholders(plan, cfg.max_placeholders)
+    return Floor(plan, rescored, degraded, limit)
 
 
 def _reference_costs(snap: Snapshot, reserved: np.ndarray, counter: TokenCounter) -> np.ndarray:

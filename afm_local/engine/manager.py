@@ -172,9 +172,18 @@ class FocusManager:
                          fill=fill, spend=spend, overflow=overflow)
         with self._lock:  # a snapshot: the background worker may refine a message's forms meanwhile
             snap = self._history.snapshot()
-        query_vec = self._ingest.embed([current_query], [content_hash(current_query)])[0]
-        similarity = snap.vectors @ query_vec if len(snap) else np.zeros(0)
-        return build_context(snap, similarity, req, self.components.counter, self.config)
+        return build_context(snap, self._similarity(snap.vectors, current_query), req, self.components.counter,
+                             self.config)
+
+    def similarity(self, query: str) -> np.ndarray:
+        """Cosine of each history message to ``query``, exactly as ``build_context`` scores it (for
+        retrieval baselines and tools)."""
+        return self._similarity(self.embeddings(), query)
+
+    def _similarity(self, vectors: np.ndarray, query: str) -> np.ndarray:
+        if not len(vectors):
+            return np.zeros(0)
+        return vectors @ self._ingest.embed([query], [content_hash(query)])[0]
 
     def embeddings(self) -> np.ndarray:
         """The history's embeddings, one row per message (for similarity baselines and tools)."""

@@ -74,3 +74,33 @@ def test_a_missing_model_leaves_the_extractive_compressor_alone(tmp_path, caplog
     fm = FocusManager(config, components=comps)
     fm.add_messages([{"role": "user", "content": LONG[0]}])
     assert fm.compression_pending == 0 and fm.messages[0].compressed.method == "extractive"
+
+
+EXIT_SCRIPT = """
+import sys, time
+from afm_local import AFMConfig, FocusManager
+config = AFMConfig(**({{"compressor_model": sys.argv[1]}} if len(sys.argv) > 1 else {{}}))
+fm = FocusManager(config)
+texts = {texts!r}
+fm.add_messages([{{"role": "user", "content": t}} for t in texts])
+from afm_local.engine.background import background_worker
+print("queued", fm.compression_pending, "skipped", background_worker().skipped, flush=True)
+print("added", time.time(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("model", [None, "qwen2.5-coder-0.5b-instruct"], ids=["default", "with-model"])
+def test_a_script_that_adds_hundreds_of_long_messages_exits_at_once(model):
+    """The background queue is bounded and dropped at exit: the process ends seconds after its last add."""
+    import subprocess
+    import sys
+
+    texts = [LONG[i % len(LONG)] + f" Note {i}." for i in range(300)]
+    args = [sys.executable, "-c", EXIT_SCRIPT.format(texts=texts)] + ([model] if model else [])
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    ended = time.time()
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+    assert ended - float(lines["added"]) < 10.0
+    queued = int(lines["queued"].split()[0])
+    assert queued <= 64 + 1  # bounded: never one pending job per message

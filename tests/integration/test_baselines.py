@@ -105,22 +105,17 @@ def test_baselines_shape_and_budget(comps, budget):
         assert ctx.tokens_used == _sent_tokens(comps, ctx.messages)
 
 
-def test_long_conversation_remedy_is_opt_in_and_keeps_critical(comps, manager):
-    """The additive AFMConfig fields default to the paper's behaviour and never unprotect CRITICAL."""
-    cfg = AFMConfig()
-    assert cfg.similarity_floor is None and cfg.max_placeholders is None
-    remedy = FocusManager(AFMConfig(similarity_floor=0.4, max_placeholders=5), components=comps)
-    remedy.add_messages(SCENARIO["messages"])
+def test_placeholder_cap_and_similarity_floor_never_unprotect_critical(comps, manager):
+    """The long-conversation fields (on by default, off in the paper preset) keep every CRITICAL guarantee."""
+    assert AFMConfig().similarity_floor is not None and AFMConfig.paper().similarity_floor is None
+    capped = FocusManager(AFMConfig(max_placeholders=5), components=comps)
+    capped.add_messages(SCENARIO["messages"])
     for budget in (300, 500):
-        ctx = remedy.build_context(current_query=SCENARIO["query"], budget_tokens=budget, system_preamble=SCENARIO["preamble"],
-                                   render="structured", fill="score")
+        ctx = capped.build_context(current_query=SCENARIO["query"], budget_tokens=budget, system_preamble=SCENARIO["preamble"],
+                                   render="structured")
         assert ctx.tokens_used <= budget
         assert ctx.items[1].fidelity is Fidelity.FULL
         assert sum(it.fidelity is Fidelity.PLACEHOLDER for it in ctx.items) <= 5
         default = manager.build_context(current_query=SCENARIO["query"], budget_tokens=budget, system_preamble=SCENARIO["preamble"],
                                         render="structured")
-        explicit = FocusManager(AFMConfig(similarity_floor=None, max_placeholders=None), components=comps)
-        explicit.add_messages(SCENARIO["messages"])
-        same = explicit.build_context(current_query=SCENARIO["query"], budget_tokens=budget, system_preamble=SCENARIO["preamble"],
-                                      render="structured")
-        assert same.messages == default.messages
+        assert default.items[1].fidelity is Fidelity.FULL and default.tokens_used <= budget

@@ -33,14 +33,15 @@ def promote(it: Item, form: Fidelity) -> Fidelity:
     return form
 
 
-def chain(cap: Fidelity) -> list[Fidelity]:
-    return list(ORDER[ORDER.index(cap):])
+def chain(cap: Fidelity, lowest: Fidelity = Fidelity.PLACEHOLDER) -> list[Fidelity]:
+    return list(ORDER[ORDER.index(cap):ORDER.index(lowest) + 1])
 
 
-def upgrade(items: list[Item], out: list[Fidelity], order: list[int], caps: list[Fidelity], spare: int) -> int:
+def upgrade(items: list[Item], out: list[Fidelity], order: list[int], caps: list[Fidelity], spare: int,
+            lowest: Fidelity = Fidelity.PLACEHOLDER) -> int:
     for i in order:
         it = items[i]
-        for form in chain(caps[i]):
+        for form in chain(caps[i], lowest):
             if form not in it.costs:
                 continue
             form = promote(it, form)
@@ -55,7 +56,7 @@ def upgrade(items: list[Item], out: list[Fidelity], order: list[int], caps: list
 
 
 def pack(items: list[Item], available: int, packing: str = "afm", fill: str = "chronological",
-         spend: str = "intended") -> list[Fidelity]:
+         spend: str = "intended", reserved_limit: int | None = None, reserve_placeholders: bool = True) -> list[Fidelity]:
     if sum(cost(it, promote(it, it.floor)) for it in items if it.reserved) > available:
         raise ValueError("reserved messages do not fit")
     if spend == "budget" and packing == "afm" and sum(it.costs[Fidelity.FULL] for it in items) <= available:
@@ -68,8 +69,10 @@ def pack(items: list[Item], available: int, packing: str = "afm", fill: str = "c
         for it in items:
             if it.reserved:
                 out.append(promote(it, it.floor))
+            elif reserve_placeholders and Fidelity.PLACEHOLDER in it.costs:
+                out.append(promote(it, Fidelity.PLACEHOLDER))
             else:
-                out.append(promote(it, Fidelity.PLACEHOLDER) if Fidelity.PLACEHOLDER in it.costs else Fidelity.DROPPED)
+                out.append(Fidelity.DROPPED)
         used = sum(cost(it, f) for it, f in zip(items, out))
         for i, it in enumerate(items):
             if used <= available:
@@ -77,13 +80,23 @@ def pack(items: list[Item], available: int, packing: str = "afm", fill: str = "c
             if not it.reserved and out[i] is not Fidelity.DROPPED:
                 used -= cost(it, out[i])
                 out[i] = Fidelity.DROPPED
-        floor_dropped = {i for i, it in enumerate(items)
-                         if out[i] is Fidelity.DROPPED and Fidelity.PLACEHOLDER in it.costs and not it.reserved}
+        floor_dropped = {i for i, it in enumerate(items) if reserve_placeholders
+                         and out[i] is Fidelity.DROPPED and Fidelity.PLACEHOLDER in it.costs and not it.reserved}
         others = [i for i, it in enumerate(items) if not it.reserved and i not in floor_dropped]
         if fill == "score":
             others.sort(key=lambda i: (-items[i].score, i))
         restore = [i for i, it in enumerate(items) if it.reserved and out[i] is not promote(it, Fidelity.FULL)]
-        spare = upgrade(items, out, restore + others, [it.intended for it in items], available - used)
+        caps = [it.intended for it in items]
+        limit = available if reserved_limit is None else reserved_limit
+        reserved_used = sum(cost(it, f) for it, f in zip(items, out) if it.reserved)
+        allowance = min(available - used, limit - reserved_used)
+        spare = available - used - allowance + upgrade(items, out, restore, caps, allowance)
+        if not reserve_placeholders:  # content first, then stubs
+            spare = upgrade(items, out, others, caps, spare, Fidelity.COMPRESSED)
+            if spend == "budget":
+                best = sorted(range(len(items)), key=lambda i: (-items[i].score, i))
+                spare = upgrade(items, out, best, [Fidelity.FULL] * len(items), spare, Fidelity.COMPRESSED)
+        spare = upgrade(items, out, others, caps, spare)
     if spend == "budget" and spare > 0:
         order = sorted(range(len(items)), key=lambda i: (-items[i].score, i))
         upgrade(items, out, order, [Fidelity.FULL] * len(items), spare)

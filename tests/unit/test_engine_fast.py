@@ -77,3 +77,39 @@ def test_paper_preset_is_the_papers_rules():
     cfg = AFMConfig.paper()
     assert (cfg.packing, cfg.fill, cfg.similarity_floor, cfg.max_placeholders) == ("paper", "chronological", None, None)
     assert (cfg.half_life, cfg.full_threshold, cfg.compressed_threshold) == (12.0, 0.45, 0.25)
+
+
+def test_paper_preset_follows_the_papers_rules_on_a_fixed_history():
+    """AFMConfig.paper(): the paper's score, thresholds, intended forms only and one greedy chronological pass,
+    recomputed here message by message from the formulas, independently of the engine's array code."""
+    import numpy as np
+
+    import reference_packing as ref
+
+    cfg = AFMConfig.paper()
+    fm = manager(cfg)
+    query = "Which street food in Bangkok is safe for me?"
+    budget = 120
+    ctx = fm.build_context(query, budget)
+    comps = fm.components
+    q = comps.embedder.embed([query])[0]
+    counter, n = comps.counter, len(HISTORY)
+    expected_items = []
+    for i, m in enumerate(fm.messages):
+        w = 0.5 ** ((n - i) / 12)
+        sim = max(0.0, float(comps.embedder.embed([m.content])[0] @ q))
+        score = {Importance.CRITICAL: 1.0, Importance.RELEVANT: sim * (0.4 + 0.4 * w),
+                 Importance.TRIVIAL: sim * 0.25 * w}[m.importance]
+        intended = (Fidelity.FULL if m.importance is Importance.CRITICAL or score >= 0.45
+                    else Fidelity.COMPRESSED if score >= 0.25 else Fidelity.PLACEHOLDER)
+        costs = {Fidelity.FULL: m.tokens_full + 3, Fidelity.COMPRESSED: min(m.tokens_compressed, m.tokens_full) + 3,
+                 Fidelity.PLACEHOLDER: m.tokens_placeholder + 3}
+        expected_items.append(ref.Item(False, score, intended, costs))
+        assert ctx.items[i].score == pytest.approx(score) and ctx.items[i].intended is intended
+    fixed = counter.count(query) + 3 + 3
+    expected = ref.pack(expected_items, budget - fixed, packing="paper")
+    assert [it.fidelity for it in ctx.items] == expected
+    assert ctx.tokens_used == fixed + sum(ref.cost(it, f) for it, f in zip(expected_items, expected))
+    with pytest.raises(BudgetTooSmall):  # the paper refuses when a constraint cannot be sent whole
+        fm.build_context(query, fixed + fm.messages[1].tokens_full)
+    assert np.isfinite(ctx.items[0].recency)

@@ -53,6 +53,8 @@ OPTIONS = st.fixed_dictionaries({
     "packing": st.sampled_from(["afm", "paper"]),
     "fill": st.sampled_from(["chronological", "score"]),
     "spend": st.sampled_from(["intended", "budget"]),
+    "reserved_limit": st.one_of(st.none(), st.integers(0, 3000)),
+    "reserve_placeholders": st.booleans(),
 })
 
 

@@ -21,7 +21,7 @@ def test_recency_weight_halves_every_half_life():
 
 
 def test_scores_follow_the_paper():
-    cfg = AFMConfig()
+    cfg = AFMConfig.paper()
     sim = np.array([0.3, 0.8, 0.8, -0.5, -0.5])
     w = np.array([0.25, 0.5, 0.5, 1.0, 1.0])
     scores = score_messages(np.array([C, R, T, R, T]), sim, w, cfg)
@@ -29,7 +29,7 @@ def test_scores_follow_the_paper():
 
 
 def test_coefficients_are_configurable():
-    cfg = AFMConfig(critical_score=0.9, relevant_base=0.2, relevant_recency=0.6, trivial_scale=0.5)
+    cfg = AFMConfig.paper(critical_score=0.9, relevant_base=0.2, relevant_recency=0.6, trivial_scale=0.5)
     scores = score_messages(np.array([C, R, T]), np.array([0.5, 0.5, 0.5]), np.array([1.0, 0.5, 0.5]), cfg)
     assert scores == pytest.approx([0.9, 0.5 * (0.2 + 0.6 * 0.5), 0.5 * 0.5 * 0.5])
 
