@@ -46,3 +46,22 @@ def test_known_o200k_counts():
 def test_unknown_encoding_is_rejected():
     with pytest.raises(ValueError, match="unknown encoding"):
         TiktokenCounter("p50k_base")
+
+
+def test_the_parsed_table_is_bound_to_its_verified_vocabulary(tmp_path):
+    """The fast table beside the vocabulary is used only when it matches the verified file; a tampered
+    table is ignored (re-parsed and rewritten), and the counts never change."""
+    import shutil
+
+    from afm_local.local.tokens import TIKTOKEN_FILES, ranks_table
+
+    source = tmp_path / TIKTOKEN_FILES["cl100k_base"]
+    shutil.copy(models_dir() / "tiktoken" / source.name, source)
+    parsed = ranks_table(source)  # parses and saves
+    table = source.with_name(source.name + ".ranks.npz")
+    assert table.is_file() and ranks_table(source) == parsed  # read back from the table
+    data = bytearray(table.read_bytes())
+    data[-100] ^= 0xFF
+    table.write_bytes(bytes(data))
+    assert ranks_table(source) == parsed  # the tampered table failed its stamp and was rebuilt
+    assert ranks_table(source) == parsed
