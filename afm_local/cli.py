@@ -75,7 +75,8 @@ def _cmd_pack(args: argparse.Namespace) -> int:
     if not isinstance(query, str) or not query.strip():
         raise UsageError("--query is required (or a \"query\" field in the history file)")
     preamble = args.preamble if args.preamble is not None else extras.get("preamble")
-    config = AFMConfig(render=args.render, packing=args.packing, fill=args.fill)
+    chosen = {k: getattr(args, k) for k in ("render", "packing", "fill", "spend", "overflow") if getattr(args, k)}
+    config = AFMConfig.paper(**chosen) if args.preset == "paper" else AFMConfig(**chosen)
     # One-shot packing cannot wait for a background model: the extractive forms are used.
     with FocusManager(config, components=_components(config, args)) as fm:
         try:
@@ -97,12 +98,13 @@ def _cmd_pack(args: argparse.Namespace) -> int:
 
 def _print_text(ctx: Any) -> None:
     print(f"tokens used {ctx.tokens_used} of {ctx.budget_tokens} · render {ctx.render} · packing {ctx.packing}")
-    print(f"{'#':>4}  {'role':<9} {'importance':<10} {'score':>6}  {'intended':<11} {'fidelity':<11} {'tok':>4}  text")
+    print(f"{'#':>4}  {'role':<9} {'importance':<10} {'score':>6}  {'intended':<11} {'fidelity':<11} {'tok':>4}  "
+          f"{'text':<48}  reason")
     for it in ctx.items:
         text = " ".join(it.text.split())
         print(
             f"{it.index:>4}  {it.role:<9} {it.importance.value:<10} {it.score:>6.3f}  {it.intended.value:<11} "
-            f"{it.fidelity.value:<11} {it.tokens:>4}  {text[:60]}"
+            f"{it.fidelity.value:<11} {it.tokens:>4}  {text[:48]:<48}  {it.reason}"
         )
     print()
     for msg in ctx.messages:
@@ -200,9 +202,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query", help="the current user query (default: the file's \"query\")")
     p.add_argument("--budget", type=int, required=True, help="token budget for everything sent")
     p.add_argument("--preamble", help="system preamble (default: the file's \"preamble\")")
-    p.add_argument("--render", choices=["chat", "structured"], default="chat")
-    p.add_argument("--packing", choices=["afm", "paper"], default="afm")
-    p.add_argument("--fill", choices=["chronological", "score"], default="chronological")
+    p.add_argument("--preset", choices=["default", "paper"], default="default",
+                   help="default: the best measured configuration; paper: the AFM paper exactly")
+    for name in ("render", "packing", "fill", "spend", "overflow"):  # one source: the config's Literals
+        field = AFMConfig.model_fields[name]
+        p.add_argument(f"--{name}", choices=list(field.annotation.__args__), help=f"{field.description} "
+                       f"(default: the preset's, {field.default} in the default one)")
     p.add_argument("--format", choices=["json", "text"], default="text")
     p.set_defaults(func=_cmd_pack)
 

@@ -220,4 +220,6 @@ def _reason(reserved: bool, intended: int, form: int, costs: np.ndarray) -> str:
         return f"spare budget: sent {FORMS[form].value}, above its intended {FORMS[intended].value}"
     if form == DROPPED and costs[PLACEHOLDER] >= NO_FORM:
         return "left out: no placeholder (placeholder cap or placeholders off) and no room for more"
+    if form == DROPPED:
+        return "left out: no room after the constraints and the better-scored messages"
     return f"budget: sent {FORMS[form].value} instead of {FORMS[intended].value}"

@@ -104,6 +104,7 @@ def test_inspector_timeline(spawn_server, tmp_path, browser):
         assert item.get_attribute("data-fidelity") == fidelity
         text = item.text
         assert exp["importance"] in text and f"score {exp['score']:.3f}" in text
+        assert exp["reason"] and exp["reason"] in text  # why the message took this form
     # Colours differ by fidelity (the CSS variable reaches the border).
     colours = {f: items[i].value_of_css_property("border-left-color") for i, f in enumerate(fidelities)}
     assert len(set(colours.values())) == len(set(colours)), colours
