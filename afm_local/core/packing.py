@@ -22,7 +22,7 @@ is switched off. This module is pure arithmetic and is property-tested against a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,6 +45,10 @@ class PackPlan:
     intended: np.ndarray  # int8 form code (FULL for reserved messages)
     floor: np.ndarray  # int8 form code, meaningful where reserved
     costs: np.ndarray  # int64, shape (n, 4)
+    promoted: np.ndarray = field(init=False)  # int8 (n, 4): ``promoted(costs)``, made once per plan
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "promoted", promoted(self.costs))
 
     @classmethod
     def of(cls, reserved: np.ndarray, score: np.ndarray, intended: np.ndarray, costs: np.ndarray,
@@ -60,7 +64,7 @@ class PackPlan:
 
     def minimum(self) -> int:
         """Tokens the reserved messages need in their floor forms; nothing smaller is acceptable."""
-        floor = promoted(self.costs)[np.arange(len(self.floor)), self.floor]
+        floor = self.promoted[np.arange(len(self.floor)), self.floor]
         return int(self.cost_of(floor)[self.reserved].sum())
 
 
@@ -107,7 +111,7 @@ def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "c
         raise ValueError(f"unknown spend {spend!r}")
     if spend == "budget" and packing == "afm" and int(plan.costs[:, FULL].sum()) <= available:
         return np.full(len(plan.score), FULL, dtype=np.int8)  # the whole history fits: send it whole
-    prom = promoted(plan.costs)
+    prom = plan.promoted
     if packing == "paper":
         out, spare = _pack_paper(plan, prom, available)
     elif packing == "afm":

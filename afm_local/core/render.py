@@ -53,6 +53,11 @@ class Packed:
     text: str
 
 
+def reference_line(index: int, role: str) -> str:
+    """The stub an older wording of a restated constraint becomes (the item's reason names the turn)."""
+    return f"[Turn {index + 1} · {role}: constraint, restated later]"
+
+
 def structured_skeleton(preamble: str | None, language: str) -> str:
     """The system message with every heading and no items: its cost is reserved before packing."""
     h = HEADINGS[language]

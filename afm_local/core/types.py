@@ -86,6 +86,7 @@ class Message:
     importance_scores: dict[str, float] = field(default_factory=dict)
     constraints: str = ""  # a long CRITICAL message's constraint sentences verbatim, the rest compressed
     tokens_constraints: int = 0
+    tokens_reference: int = 0  # its reference line, should a later message restate it (core.render)
 
     @property
     def pinned(self) -> bool:

@@ -12,7 +12,7 @@ token more than the parts) and tightened until it fits. Costs are counted throug
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, get_args
 
 import numpy as np
 
@@ -22,15 +22,17 @@ from ..core.errors import BudgetTooSmall, InvalidInput
 from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NO_FORM, PackPlan, pack, without_placeholders
 from ..core.protocols import TokenCounter
-from ..core.render import Packed, render_chat, render_structured
+from ..core.render import Packed, reference_line, render_chat, render_structured
 from ..core.scoring import intended_forms, messages_ago, recency_weight, score_messages
 from ..core.types import (
     COMPRESSED, CRITICAL, DROPPED, FORMS, FULL, IMPORTANCES, PLACEHOLDER, RELEVANT, Context, ContextItem, Message,
 )
 from ..text.lexicon import language_of_counts, letter_counts
-from .history import CONSTRAINTS, Snapshot
+from .history import CONSTRAINTS, REFERENCE, Snapshot
 
 FIT_ROUNDS = 4
+CHOICES = {name: get_args(AFMConfig.model_fields[name].annotation)  # per-call options: the config's Literals
+           for name in ("render", "packing", "fill", "spend", "overflow")}
 LANGUAGE_WINDOW = 50  # the newest messages (and the query) decide the language of the structured memory
 PINNED = "every message tagged [!] or marked CRITICAL"
 
@@ -56,7 +58,7 @@ class Request:
             raise InvalidInput(f"budget_tokens must be a positive integer, got {budget!r}")
         chosen = {}
         for name, value in options.items():
-            allowed = AFMConfig.model_fields[name].annotation.__args__  # the Literal's values
+            allowed = CHOICES[name]
             value = value or getattr(cfg, name)
             if value not in allowed:
                 raise InvalidInput(f"unknown {name} {value!r}; expected {' or '.join(allowed)}")
@@ -103,8 +105,9 @@ def build_context(snap: Snapshot, similarity: np.ndarray, req: Request, counter:
         forms = pack(floor.plan, available, packing=req.packing, fill=req.fill, spend=req.spend,
                      reserved_limit=floor.limit, reserve_placeholders=cfg.reserve_placeholders)
         texts = _texts(snap, forms, floor.degraded)
-        packed = [Packed(snap.messages[i].role, IMPORTANCES[floor.scored.classes[i]], FORMS[forms[i]], texts[i])
-                  for i in np.flatnonzero(forms != DROPPED)]
+        classes, form_list = floor.scored.classes.tolist(), forms.tolist()
+        packed = [Packed(snap.messages[i].role, IMPORTANCES[classes[i]], FORMS[form_list[i]], text)
+                  for i, text in texts.items()]
         if req.render == "chat":  # every sent text is a form whose count is known: the sum is exact
             sent = render_chat(req.preamble, packed, req.query)
             used = fixed + int(floor.plan.cost_of(forms).sum())
@@ -149,11 +152,10 @@ def _floor(snap: Snapshot, scored: Scored, costs: np.ndarray, similarity: np.nda
         return Floor(plan, scored, None, limit)
     constraints = Constraints(
         snap.pinned, snap.confidence, snap.tokens[:, CONSTRAINTS] + (costs[:, FULL] - snap.tokens[:, FULL]),
-        _reference_costs(snap, reserved, counter) + (costs[:, FULL] - snap.tokens[:, FULL]), snap.vectors,
+        snap.tokens[:, REFERENCE] + (costs[:, FULL] - snap.tokens[:, FULL]), snap.restated_by,
     )
-    degraded = degrade(reserved, plan.costs[:, :DROPPED], constraints, limit, cfg.consolidate_similarity)
-    classes = scored.classes.copy()
-    classes[degraded.demoted] = RELEVANT
+    degraded = degrade(reserved, plan.costs[:, :DROPPED], constraints, limit)
+    classes = np.where(degraded.demoted, RELEVANT, scored.classes).astype(np.int8)
     rescored = Scored.of(classes, similarity, recency, cfg)
     plan = PackPlan.of(degraded.reserved, rescored.scores, rescored.intended, degraded.costs, degraded.floor)
     if cfg.max_placeholders is not None:  # a demoted message competes for a placeholder like any other
@@ -161,31 +163,23 @@ def _floor(snap: Snapshot, scored: Scored, costs: np.ndarray, similarity: np.nda
     return Floor(plan, rescored, degraded, limit)
 
 
-def _reference_costs(snap: Snapshot, reserved: np.ndarray, counter: TokenCounter) -> np.ndarray:
-    """Tokens of the reference line each CRITICAL message would become if a later one restates it."""
-    out = np.full(len(snap), NO_FORM, dtype=np.int64)
-    for i in np.flatnonzero(reserved):
-        out[i] = counter.count(reference_line(snap.messages[i]))
-    return out
-
-
-def reference_line(m: Message) -> str:
-    """The stub an older wording of a restated constraint becomes (the item's reason names the turn)."""
-    return f"[Turn {m.index + 1} · {m.role}: constraint, restated later]"
-
-
 def _texts(snap: Snapshot, forms: np.ndarray, degraded: Degraded | None) -> dict[int, str]:
-    """The text of every message that is sent, in the form packing chose."""
+    """The text of every message that is sent, in the form packing chose, in chronological order."""
     out: dict[int, str] = {}
-    for i in np.flatnonzero(forms != DROPPED):
-        m, form = snap.messages[i], forms[i]
+    constraint_form = degraded.constraint_form.tolist() if degraded is not None else None
+    referenced = degraded.referenced.tolist() if degraded is not None else None
+    form_list = forms.tolist()
+    for i in np.flatnonzero(forms != DROPPED).tolist():
+        m, form = snap.messages[i], form_list[i]
         if form == FULL:
             out[i] = m.content
         elif form == COMPRESSED:
-            constraint_form = degraded is not None and i in degraded.constraint_forms
-            out[i] = m.constraints if constraint_form else m.compressed.text if m.tokens_compressed < m.tokens_full else m.content
-        elif degraded is not None and i in degraded.references:
-            out[i] = reference_line(m)
+            if constraint_form is not None and constraint_form[i]:
+                out[i] = m.constraints
+            else:
+                out[i] = m.compressed.text if m.tokens_compressed < m.tokens_full else m.content
+        elif referenced is not None and referenced[i] >= 0:
+            out[i] = reference_line(m.index, m.role)
         else:
             out[i] = m.placeholder
     return out
@@ -197,14 +191,14 @@ def _items(snap: Snapshot, similarity: np.ndarray, recency: np.ndarray, floor: F
 
     def make() -> list[ContextItem]:
         costs = floor.plan.cost_of(forms)
-        reasons = floor.degraded.reasons if floor.degraded is not None else {}
         items = []
         for i, m in enumerate(snap.messages):
             form, intended = int(forms[i]), int(floor.scored.intended[i])
             items.append(ContextItem(
                 m.index, m.role, m.importance, float(floor.scored.scores[i]), float(similarity[i]), float(recency[i]),
                 FORMS[intended], FORMS[form], 0 if form == DROPPED else int(costs[i]) - per_item, texts.get(i, ""),
-                reasons.get(i) or _reason(bool(floor.plan.reserved[i]), intended, form, floor.plan.costs[i]),
+                (floor.degraded.reason(i) if floor.degraded is not None else "")
+                or _reason(bool(floor.plan.reserved[i]), intended, form, floor.plan.costs[i]),
             ))
         return items
 

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.overflow import restatements
 from ..core.packing import NO_FORM
 from ..core.types import CRITICAL, Importance, Message, importance_code
 from ..text.lexicon import letter_counts
 
-# token columns: the three forms the packer chooses from, then the constraint-sentences form
-TOKEN_COLUMNS = 4
-CONSTRAINTS = 3
+# token columns: the three forms the packer chooses from, the constraint-sentences form, the reference line
+TOKEN_COLUMNS = 5
+CONSTRAINTS, REFERENCE = 3, 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,29 +33,32 @@ class Snapshot:
     classes: np.ndarray  # int8 importance codes
     pinned: np.ndarray  # bool: CRITICAL by the user's word (tag or API), never demoted
     confidence: np.ndarray  # float64: the classifier's P(CRITICAL); 1.0 where the user decided
-    tokens: np.ndarray  # int64 (n, 4): full, compressed (never above full), placeholder, constraints
+    tokens: np.ndarray  # int64 (n, 5): full, compressed (never above full), placeholder, constraints, reference
     letters: np.ndarray  # int64 (n, 2): Cyrillic and Latin letters, for the language rule
+    restated_by: np.ndarray  # int64: the newest later CRITICAL message restating this one, or -1
 
     def __len__(self) -> int:
         return len(self.messages)
 
 
-def token_row(m: Message) -> tuple[int, int, int, int]:
+def token_row(m: Message) -> tuple[int, int, int, int, int]:
     constraints = m.tokens_constraints if m.constraints else int(NO_FORM)
-    return m.tokens_full, min(m.tokens_compressed, m.tokens_full), m.tokens_placeholder, constraints
+    return m.tokens_full, min(m.tokens_compressed, m.tokens_full), m.tokens_placeholder, constraints, m.tokens_reference
 
 
 class History:
     """Append-only columns; not thread-safe on its own (the manager holds a lock around it)."""
 
-    def __init__(self, dim: int, capacity: int = 64) -> None:
+    def __init__(self, dim: int, restatement_threshold: float, capacity: int = 64) -> None:
         self.messages: list[Message] = []
+        self._threshold = restatement_threshold
         self._vectors = np.zeros((capacity, dim), dtype=np.float32)
         self._classes = np.zeros(capacity, dtype=np.int8)
         self._pinned = np.zeros(capacity, dtype=bool)
         self._confidence = np.zeros(capacity, dtype=np.float64)
         self._tokens = np.zeros((capacity, TOKEN_COLUMNS), dtype=np.int64)
         self._letters = np.zeros((capacity, 2), dtype=np.int64)
+        self._restated_by = np.full(capacity, -1, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -70,6 +74,9 @@ class History:
         self.messages.append(message)
         self._vectors[n] = vector
         self._write(n, message)
+        if self._classes[n] == CRITICAL:
+            critical = self._classes[: n + 1] == CRITICAL
+            self._restated_by[restatements(self._vectors[: n + 1], critical, self._threshold)] = n
 
     def replace(self, index: int, message: Message) -> None:
         """Swap in a refined record (a background model's form) and its token counts."""
@@ -92,16 +99,20 @@ class History:
 
         self._vectors, self._classes, self._pinned = grown(self._vectors), grown(self._classes), grown(self._pinned)
         self._confidence, self._tokens, self._letters = grown(self._confidence), grown(self._tokens), grown(self._letters)
+        restated_by = np.full(capacity, -1, dtype=np.int64)
+        restated_by[: len(self._restated_by)] = self._restated_by
+        self._restated_by = restated_by
 
     def snapshot(self) -> Snapshot:
+        """Copies of the columns a refined record rewrites; views of the append-only ones (a row below
+        ``n`` is never written again, and growing allocates new arrays), so a snapshot costs no copy of
+        the embeddings."""
         n = len(self.messages)
         return Snapshot(
-            list(self.messages), self._vectors[:n].copy(), self._classes[:n].copy(), self._pinned[:n].copy(),
-            self._confidence[:n].copy(), self._tokens[:n].copy(), self._letters[:n].copy(),
+            list(self.messages), self._vectors[:n], self._classes[:n].copy(), self._pinned[:n].copy(),
+            self._confidence[:n].copy(), self._tokens[:n].copy(), self._letters[:n], self._restated_by[:n].copy(),
         )
 
     def vectors(self) -> np.ndarray:
         return self._vectors[: len(self.messages)]
 
-    def critical(self) -> np.ndarray:
-        return np.flatnonzero(self._classes[: len(self.messages)] == CRITICAL)

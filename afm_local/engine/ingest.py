@@ -16,6 +16,7 @@ import numpy as np
 from ..core.config import AFMConfig
 from ..core.errors import InvalidInput
 from ..core.protocols import Components
+from ..core.render import reference_line
 from ..core.tags import parse_tag
 from ..core.types import ROLES, Classification, Compression, Importance, Message
 from ..text.compression import constraint_form
@@ -138,6 +139,7 @@ class Ingestor:
             importance_scores={} if row.tag is not None else dict(verdict.scores),  # type: ignore[union-attr]
             constraints=constraints,
             tokens_constraints=self.count(constraints) if constraints else 0,
+            tokens_reference=self.c.counter.count(reference_line(index, row.role)) if importance is Importance.CRITICAL else 0,
         )
 
     def constraint_form(self, text: str) -> str:

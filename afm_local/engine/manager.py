@@ -55,7 +55,7 @@ class FocusManager:
         self.components = components
         self.cache = cache or ArtifactCache()
         self._ingest = Ingestor(components, self.config, self.cache)
-        self._history = History(getattr(components.embedder, "dim", 0) or 1)
+        self._history = History(getattr(components.embedder, "dim", 0) or 1, self.config.consolidate_similarity)
         self._lock = threading.RLock()
         self._pending: list[Future[None]] = []
 
