@@ -211,7 +211,7 @@ def main() -> None:
         matrix = managers["afm"][0].embeddings()
         for q in conv["questions"]:
             ev = q["evidence"]
-            qv = comps.embedder.embed([q["question"]])[0]
+            qv = comps.embedder.embed([q["question"]], "query")[0]
             sims = matrix @ qv
             rank = int((sims > sims[ev[0]]).sum()) + 1
             base = {"conversation": c, "question": q["question"], "age": q["age"], "n_messages": len(msgs),

@@ -172,7 +172,7 @@ class FocusManager:
                          fill=fill, spend=spend, overflow=overflow)
         with self._lock:  # a snapshot: the background worker may refine a message's forms meanwhile
             snap = self._history.snapshot()
-        query_vec = self._ingest.embed([current_query], [content_hash(current_query)])[0]
+        query_vec = self._ingest.embed([current_query], [content_hash(current_query)], "query")[0]
         similarity = snap.vectors @ query_vec if len(snap) else np.zeros(0)
         return build_context(snap, similarity, req, self.components.counter, self.config)
 
