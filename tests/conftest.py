@@ -38,6 +38,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class NetworkUsed(AssertionError):
+    pass
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every socket connection and name lookup raises ``NetworkUsed``."""
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise NetworkUsed(f"network access attempted: {args[1:] or kwargs}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+
+
 class ServerProcess:
     """One ``python -m afm_local serve`` child on a free 127.0.0.1 port, its output in ``log_path``."""
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,3 +22,11 @@ def shared_components() -> Components:
 
 def example(name: str) -> dict:
     return json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def afm(*args: str, stdin: str | None = None, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run the ``afm-local`` command in a child process, with ``env`` on top of this one's."""
+    return subprocess.run(
+        [sys.executable, "-m", "afm_local", *args], input=stdin, capture_output=True, text=True,
+        env={**os.environ, **(env or {})}, timeout=timeout,
+    )

@@ -17,6 +17,7 @@ Render = Literal["chat", "structured"]
 Fill = Literal["chronological", "score"]
 Overflow = Literal["degrade", "raise"]
 Spend = Literal["budget", "intended"]
+EmbedderName = Literal["minilm-l6-v2", "multilingual-e5-small"]  # afm_local.local.embedding.EMBEDDERS
 
 
 class AFMConfig(BaseModel):
@@ -104,6 +105,13 @@ class AFMConfig(BaseModel):
     )
 
     # Components, by name
+    embedder: EmbedderName = Field(
+        "minilm-l6-v2",
+        description="Sentence embedder of the similarities: minilm-l6-v2 (English, the thresholds here were tuned on "
+        "it) or multilingual-e5-small (English, Russian and other Latin or Cyrillic text; its cosines sit in a "
+        "narrower, higher band, so similarity_floor, consolidate_similarity and the guard's thresholds need its own "
+        "values: docs/benchmarks/embedder.md).",
+    )
     tokenizer: str = Field(
         "o200k_base", description="Token counter of the budget: o200k_base, cl100k_base or gguf:PATH."
     )

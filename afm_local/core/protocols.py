@@ -7,7 +7,7 @@ real implementation: the ONNX embedder, a GGUF compressor, a rule-only classifie
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -23,13 +23,21 @@ class TokenCounter(Protocol):
     def count(self, text: str) -> int: ...
 
 
+EmbedKind = Literal["passage", "query"]
+
+
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into L2-normalised vectors, one row per text."""
+    """Turns texts into L2-normalised vectors of ``dim`` numbers, one row per text.
+
+    ``kind`` says what the texts are: stored messages ("passage") or the current query ("query").
+    An asymmetric model (multilingual-e5-small) embeds them with different prefixes, so the engine
+    caches the two kinds apart; a symmetric one (MiniLM) gives the same vector for both."""
 
     name: str
+    dim: int
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+    def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> np.ndarray: ...
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core.config import AFMConfig
 from ..core.errors import InvalidInput
-from ..core.protocols import Components
+from ..core.protocols import Components, EmbedKind
 from ..core.render import reference_line
 from ..core.tags import parse_tag
 from ..core.types import ROLES, Classification, Compression, Importance, Message
@@ -28,7 +28,8 @@ class ArtifactKeys:
     """The component part of every cache key, derived once from the components and the config."""
 
     counter: str
-    embedder: str
+    passage: str  # embedder, for history messages
+    query: str  # embedder, for the current query (an asymmetric model gives it another vector)
     classifier: str
     compressed: str  # extractive compressor @ ratio
     constraints: str  # classifier + extractive compressor @ ratio: a long constraint's constraint-sentences form
@@ -41,7 +42,8 @@ class ArtifactKeys:
         model = c.abstractive
         return cls(
             counter=c.counter.name,
-            embedder=c.embedder.name,
+            passage=c.embedder.name,
+            query=f"{c.embedder.name}+query",
             classifier=c.classifier.name,
             compressed=f"{c.compressor.name}@{cfg.compression_ratio}",
             constraints=f"{c.classifier.name}+{c.compressor.name}@{cfg.compression_ratio}",
@@ -87,12 +89,14 @@ class Ingestor:
         self.c, self.cfg, self.cache = components, config, cache
         self.keys = ArtifactKeys.of(components, config)
 
-    def embed(self, texts: Sequence[str], hashes: Sequence[str]) -> list[np.ndarray]:
-        found = [self.cache.get("embedding", self.keys.embedder, h) for h in hashes]
+    def embed(self, texts: Sequence[str], hashes: Sequence[str], kind: EmbedKind = "passage") -> list[np.ndarray]:
+        """Vectors of history messages (``passage``) or of the current query (``query``), through the cache."""
+        key = self.keys.query if kind == "query" else self.keys.passage
+        found = [self.cache.get("embedding", key, h) for h in hashes]
         todo = [i for i, v in enumerate(found) if v is None]
         if todo:
-            for i, vector in zip(todo, self.c.embedder.embed([texts[i] for i in todo])):
-                self.cache.put("embedding", self.keys.embedder, hashes[i], vector)
+            for i, vector in zip(todo, self.c.embedder.embed([texts[i] for i in todo], kind)):
+                self.cache.put("embedding", key, hashes[i], vector)
                 found[i] = vector
         return found  # type: ignore[return-value]
 

@@ -183,7 +183,7 @@ class FocusManager:
     def _similarity(self, vectors: np.ndarray, query: str) -> np.ndarray:
         if not len(vectors):
             return np.zeros(0)
-        return vectors @ self._ingest.embed([query], [content_hash(query)])[0]
+        return vectors @ self._ingest.embed([query], [content_hash(query)], "query")[0]
 
     def embeddings(self) -> np.ndarray:
         """The history's embeddings, one row per message (for similarity baselines and tools)."""

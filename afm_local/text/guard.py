@@ -49,7 +49,9 @@ The checks, cheapest first (the first that fails is the verdict's reason):
     so any two Russian texts look alike: Russian faithful summaries score 0.83 or more (median 0.92), the closest
     different message up to 0.79 (median 0.73); 0.80 is the only value that rejects those and
     keeps the faithful ones, and it is a weak check for Russian (the number, negation and name
-    checks carry the weight there).
+    checks carry the weight there). These thresholds are MiniLM's: multilingual-e5-small puts even
+    unrelated texts mostly at 0.75 to 0.85, so with it they need its own values; on the same data one
+    threshold near 0.91 separates both languages (docs/benchmarks/embedder.md).
 
 A topic label is accepted when it has 3 to 6 words (split on spaces), invents no number, and its
 cosine with the source is at least ``min_topic_similarity`` (0.25). On the same data KeyphraseTopicer
@@ -242,7 +244,10 @@ class SummaryGuard:
         return self.min_similarity
 
     def similarity(self, a: str, b: str) -> float:
-        vecs = self.embedder.embed([a, b])
+        """Cosine of two message texts, both embedded as passages (with multilingual-e5-small, passage
+        on both sides separated faithful summaries from other messages' slightly better than query on
+        both sides: docs/benchmarks/embedder.md)."""
+        vecs = self.embedder.embed([a, b], "passage")
         return float(np.dot(vecs[0], vecs[1]))
 
     def check(

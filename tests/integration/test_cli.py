@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 
 import pytest
 
-from real import EXAMPLES, ROOT
+from real import EXAMPLES, ROOT, afm
 
 PEANUT = EXAMPLES / "peanut_trip.json"
-
-
-def afm(*args: str, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "afm_local", *args], input=stdin, capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, timeout=120,
-    )
 
 
 def test_pack_json_reports_every_message():

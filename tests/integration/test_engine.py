@@ -147,9 +147,9 @@ class CountingEmbedder:
     def __init__(self, inner):
         self.inner, self.name, self.dim, self.calls = inner, inner.name, inner.dim, 0
 
-    def embed(self, texts):
+    def embed(self, texts, kind="passage"):
         self.calls += len(texts)
-        return self.inner.embed(texts)
+        return self.inner.embed(texts, kind)
 
 
 def test_artifacts_are_computed_once_and_build_costs_one_query_embedding():

@@ -11,24 +11,9 @@ from afm_local import FocusManager, local_components
 from real import example
 
 
-class NetworkUsed(AssertionError):
-    pass
-
-
-@pytest.fixture
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise NetworkUsed(f"network access attempted: {args[1:] or kwargs}")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-
-
 def test_pipeline_makes_no_network_connection(no_network):
     comps = local_components(threads=1, abstractive=True)  # every model afresh, the GGUF one too
-    with pytest.raises(NetworkUsed):
+    with pytest.raises(AssertionError, match="network access attempted"):
         socket.create_connection(("127.0.0.1", 9))
     data = example("peanut_trip")
     fm = FocusManager(components=comps)
@@ -38,18 +23,21 @@ def test_pipeline_makes_no_network_connection(no_network):
         assert ctx.tokens_used <= 400
 
 
-def test_engine_and_server_do_not_import_torch():
+@pytest.mark.parametrize("embedder", ["minilm-l6-v2", "multilingual-e5-small"])
+def test_engine_and_server_do_not_import_torch(embedder):
+    """Nor onnx, which only ``afm-local models install`` needs (to build multilingual-e5-small)."""
     import subprocess
     import sys
 
     script = (
         "import sys, json\n"
-        "from afm_local import FocusManager, local_components\n"
+        "from afm_local import AFMConfig, FocusManager, local_components\n"
         "import afm_local.server, afm_local.local.llama, afm_local.text.guard\n"
-        "fm = FocusManager(components=local_components(threads=1))\n"
+        f"config = AFMConfig(embedder={embedder!r})\n"
+        "fm = FocusManager(config, components=local_components(config, threads=1))\n"
         "fm.add_message('user', 'I am allergic to peanuts.')\n"
         "fm.build_context('What should I eat?', 200)\n"
-        "print(json.dumps(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules)))\n"
+        "print(json.dumps(sorted(m for m in ('torch', 'transformers', 'sentence_transformers', 'onnx') if m in sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -31,7 +31,7 @@ class BagEmbedder:
     name = "bag"
     dim = 64
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed(self, texts: Sequence[str], kind: str = "passage") -> np.ndarray:  # symmetric: kind is ignored
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for word in re.findall(r"\w+", text.lower()):
