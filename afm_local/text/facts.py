@@ -13,13 +13,14 @@ in the candidate, the same way for the extractive compressor's own output and fo
     "dollars", "₽" = "рублей"). List markers ("1." at the start of a line) are not facts.
 ``negation``
     every negation word (``lexicon.NEGATIONS``) with its scope: the next three content words of its
-    sentence (the negated verb and its object: "don't want to stay in hostels" -> stay, hostels),
-    and, when fewer than two follow, the words before it up to three ("кредит брать не будем" ->
+    clause (the negated verb and its object: "don't want to stay in hostels" -> stay, hostels; a
+    list comma does not end the clause, ", because" and "but" do), and, when fewer than two follow,
+    the words before it up to three ("кредит брать не будем" ->
     кредит, брать, будем; "the hotel is not available" -> hotel, available). The candidate needs one
     sentence with a negation word and every word of the scope.
 ``preference``
     every preference or constraint statement (``lexicon.PREFERENCE_RE``, outside questions) with its
-    object: the next three content words. The candidate needs one sentence with them all.
+    object: the next three content words of its clause. The candidate needs one sentence with them all.
 ``name``
     every named thing (an acronym, or a capitalised word that does not start its sentence), by stem,
     so Russian case endings match ("Иваново" / "Иванове").
@@ -35,6 +36,8 @@ import re
 from dataclasses import dataclass
 
 from .lexicon import (
+    CLAUSE_OPENERS,
+    CONTRASTS,
     NUMBER_WORDS,
     PREFERENCE_RE,
     STOPWORDS,
@@ -172,6 +175,26 @@ def _content(word: str) -> bool:
     return word[:1].isalpha() and word.lower() not in STOPWORDS and not is_negation(word)
 
 
+def _clause_words(toks: list[str], start: int, step: int, limit: int) -> list[str]:
+    """Up to ``limit`` content words from ``toks[start]`` on, forwards (``step`` 1) or backwards (-1),
+    within the clause: a contrast ("but", "но") or a comma that opens a new clause (", because",
+    ", потому что") ends it, and so does "and" before a function word ("no car and would like to
+    ..."); a comma or "and" inside a list ("large, commercial hotel chains", "peanuts and tree nuts")
+    does not."""
+    out: list[str] = []
+    i = start
+    while 0 <= i < len(toks) and len(out) < limit:
+        tok = toks[i]
+        follower = toks[i + 1].lower() if i + 1 < len(toks) else ""
+        if (tok.lower() in CONTRASTS or (tok == "," and follower in CLAUSE_OPENERS)
+                or (tok.lower() in ("and", "or", "и", "или") and follower in STOPWORDS)):
+            break
+        if _content(tok):
+            out.append(tok)
+        i += step
+    return out if step == 1 else out[::-1]
+
+
 def scopes(text: str) -> list[Scope]:
     """Every negation and every stated preference of ``text`` with the content words it governs."""
     out: list[Scope] = []
@@ -179,13 +202,13 @@ def scopes(text: str) -> list[Scope]:
         toks = words(sentence)
         for i, tok in enumerate(toks):
             if is_negation(tok):
-                after = [t for t in toks[i + 1:] if _content(t)][:SCOPE_WORDS]
-                before = [t for t in toks[:i] if _content(t)][len(after) - SCOPE_WORDS:] if len(after) < 2 else []
+                after = _clause_words(toks, i + 1, 1, SCOPE_WORDS)
+                before = _clause_words(toks, i - 1, -1, SCOPE_WORDS - len(after)) if len(after) < 2 else []
                 out.append(Scope("negation", tok.lower(), tuple(before + after)))
         if sentence.rstrip().endswith("?"):
             continue
         for m in PREFERENCE_RE.finditer(sentence):
-            after = [t for t in words(sentence[m.end():]) if _content(t)][:SCOPE_WORDS]
+            after = _clause_words(words(sentence[m.end():]), 0, 1, SCOPE_WORDS)
             if after:
                 out.append(Scope("preference", m.group().lower(), tuple(after)))
     return out

@@ -77,6 +77,17 @@ PREFERENCE_RE = re.compile(
     re.IGNORECASE,
 )
 
+# Where a clause ends inside a sentence: at a contrast, and at a comma followed by a word that opens a
+# new clause. What a negation or a preference governs stays inside its clause ("not after 19:00,
+# because he goes to bed early": the reason is not what is negated).
+CONTRASTS = frozenset("but however although though whereas но однако хотя зато".split())
+CLAUSE_OPENERS = frozenset(
+    """
+    and but or so because as since which that who whom whose while whereas although though if when unless
+    then и но а или поэтому потому так что чтобы который которая которое которые когда если хотя пока ведь
+    """.split()
+)
+
 # Offers and closings that an assistant turn ends with ("Would you like me to book it?", "Is there
 # anything else I can help with?", "Могу ли я ещё чем-нибудь помочь?"): they ask nothing that a later
 # turn needs, unlike a question about the subject ("What about the money side?").
