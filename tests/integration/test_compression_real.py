@@ -13,13 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from afm_local.local import model_files as models
 from afm_local.text import facts
 from afm_local.text.compression import ExtractiveCompressor, assemble, units
-from afm_local.text.guard import GuardedCompressor, SummaryGuard
+from afm_local.text.guard import GuardedCompressor
 
 ROOT = Path(__file__).resolve().parents[2]
-FIX = "afm-local models install"
 
 # Ten and more real dev messages and the sentences (unit indexes) their compressed form keeps: each form
 # read and judged faithful and grammatical by us when the compressor was written (issue 17).
@@ -38,29 +36,6 @@ PINNED = {
     "ru_anekdot_dialogues|anekdot-075784|2": [0, 2],
     "ru_anekdot_dialogues|anekdot-025821|0": [0],  # "Слушай, " trimmed
 }
-
-
-def _installed(name: str) -> bool:
-    states = models.verify(names=[name])
-    return bool(states) and all(s.state == "ok" for s in states)
-
-
-@pytest.fixture(scope="module")
-def counter():
-    if not _installed("tiktoken"):
-        pytest.skip(f"tiktoken vocabulary not installed; run `{FIX}`")
-    from afm_local.local.tokens import TiktokenCounter
-
-    return TiktokenCounter()
-
-
-@pytest.fixture(scope="module")
-def guard(counter):
-    if not _installed("embedder"):
-        pytest.skip(f"MiniLM embedder not installed; run `{FIX}`")
-    from afm_local.local.embedding import OnnxEmbedder
-
-    return SummaryGuard(OnnxEmbedder(threads=1), counter)
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from afm_local.local import model_files as models
 from afm_local.text.compression import ExtractiveCompressor
 from afm_local.text import facts
-from afm_local.text.guard import GuardedCompressor, SummaryGuard
+from afm_local.text.guard import GuardedCompressor
+
+from real import FIX, installed
 
 MODEL = "qwen2.5-coder-0.5b-instruct"
-FIX = "afm-local models install"
 
 BUDGET_RU = (
     "Мы с женой хотим открыть магазин на маркетплейсе. Бюджет строго не более 300 000 рублей, и кредит "
@@ -28,36 +28,9 @@ ALLERGY_EN = (
 )
 
 
-def _installed(name: str) -> bool:
-    return all(s.state == "ok" for s in models.verify(names=[name])) and bool(models.verify(names=[name]))
-
-
-@pytest.fixture(scope="module")
-def counter():
-    if not _installed("tiktoken"):
-        pytest.skip(f"tiktoken vocabulary not installed; run `{FIX}`")
-    from afm_local.local.tokens import TiktokenCounter
-
-    return TiktokenCounter()
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    if not _installed("embedder"):
-        pytest.skip(f"MiniLM embedder not installed; run `{FIX}`")
-    from afm_local.local.embedding import OnnxEmbedder
-
-    return OnnxEmbedder(threads=1)
-
-
-@pytest.fixture(scope="module")
-def guard(embedder, counter):
-    return SummaryGuard(embedder, counter)
-
-
 @pytest.fixture(scope="module")
 def llama():
-    if not _installed(MODEL):
+    if not installed(MODEL):
         pytest.skip(f"GGUF model {MODEL} not installed; run `{FIX} {MODEL}`")
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'afm-local[llm]')")
     from afm_local.local.llama import LlamaCppCompressor
