@@ -5,6 +5,7 @@ repository root (``python -m scripts.bench_speed``), so they import this module,
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Sequence
@@ -189,3 +190,42 @@ def write_headline() -> Path:
     path = OUT_DIR / "headline.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def form_sha(text: str) -> str:
+    """What is kept of a compressed form of a third-party message: enough to tell whether a judged form is
+    still the one the compressor makes, nothing of its words."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+JUDGEMENTS = {"f": "faithful", "g": "grammatical", "k": "keeps what a later question needs"}
+
+
+def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
+    """Agreement of two judges beyond chance: (observed - expected) / (1 - expected); 1.0 when both say the
+    same thing throughout (including the degenerate case where chance agreement is already 1)."""
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    pa, pb = sum(a) / n, sum(b) / n
+    expected = pa * pb + (1 - pa) * (1 - pb)
+    return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def judged_figures(rows: Sequence[dict]) -> list[str]:
+    """Markdown table of two judges' yes/no verdicts (``{"judges": {CODE: "fgk" or with "-" for no}}``):
+    per judgement, each judge's rate of yes, their agreement, Cohen's kappa and the share both say yes."""
+    rows = [r for r in rows if len(r["judges"]) >= 2]
+    if not rows:
+        return ["No item has two judges' verdicts yet."]
+    codes = sorted(rows[0]["judges"])[:2]
+    lines = [f"n = {len(rows)}, judges {codes[0]} and {codes[1]}.", "",
+             f"| judgement | {codes[0]} yes | {codes[1]} yes | agreement | Cohen's kappa | both yes |",
+             "|---|---:|---:|---:|---:|---:|"]
+    checks = [(name, [i]) for i, name in enumerate(JUDGEMENTS.values())] + [("faithful and grammatical", [0, 1])]
+    for name, positions in checks:
+        a = [all(r["judges"][codes[0]][p] != "-" for p in positions) for r in rows]
+        b = [all(r["judges"][codes[1]][p] != "-" for p in positions) for r in rows]
+        n = len(rows)
+        lines.append(f"| {name} | {sum(a) / n:.0%} | {sum(b) / n:.0%} | {sum(x == y for x, y in zip(a, b)) / n:.0%} | "
+                     f"{cohen_kappa(a, b):.2f} | {sum(x and y for x, y in zip(a, b)) / n:.0%} |")
+    return lines
