@@ -42,7 +42,7 @@ from afm_local.local.tokens import TiktokenCounter
 from afm_local.text import facts
 from afm_local.text.compression import ExtractiveCompressor, KeyphraseTopicer
 from afm_local.text.guard import GuardedCompressor, SummaryGuard
-from scripts.common import ROOT, form_sha, judged_figures, load_jsonl
+from scripts.common import ROOT, CachedModel, form_sha, judged_figures, load_jsonl
 
 OWN = ROOT / "data" / "compression" / "messages.jsonl"
 REAL = ROOT / "data" / "compression" / "real_messages.jsonl"
@@ -132,49 +132,6 @@ def run_baseline(rows: list[dict[str, Any]], meter: Meter, ref: str) -> list[dic
                               capture_output=True, text=True, check=True)
     results = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     return [meter.record(row, f"extractive (old, {ref})", r["text"], r["seconds"]) for row, r in zip(rows, results)]
-
-
-class CachedModel:
-    """The GGUF model behind a cache of its outputs, so the raw and the guarded measurement share one call
-    and a re-run re-checks stored outputs (decoding is greedy: the model would write the same) instead of
-    spending seconds a message. The cache holds third-party text, so it lives outside the repository
-    (``--model-cache``); the model itself loads only when an output is missing."""
-
-    def __init__(self, name: str, threads: int, cache: Path | None) -> None:
-        from afm_local.local import llama
-
-        self.name, self.threads, self.cache = f"llama:{name}", threads, cache
-        self.model_name = name
-        self.prompts = {"compress": form_sha(json.dumps([llama._SYSTEM_COMPRESS, llama._EXAMPLES_COMPRESS])),
-                        "topic": form_sha(json.dumps([llama._SYSTEM_TOPIC, llama._EXAMPLES_TOPIC]))}
-        self.stored = {x["key"]: x for x in load_jsonl(cache)} if cache and cache.is_file() else {}
-        self.inner: Any = None
-        self.last_text, self.last_s = "", 0.0
-
-    def _call(self, kind: str, text: str, run: Callable[[Any], Any]) -> dict[str, Any]:
-        key = f"{self.model_name}|{self.prompts[kind.split('@')[0]]}|{kind}|{form_sha(text)}"
-        if key not in self.stored:
-            if self.inner is None:
-                from afm_local.local.llama import LlamaCppCompressor
-
-                self.inner = LlamaCppCompressor.from_manifest(self.model_name, threads=self.threads)
-            t = time.perf_counter()
-            out = run(self.inner)
-            self.stored[key] = {"key": key, "text": out, "seconds": time.perf_counter() - t}
-            if self.cache:
-                with self.cache.open("a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(self.stored[key], ensure_ascii=False) + "\n")
-        return self.stored[key]
-
-    def compress(self, text: str, ratio: float) -> Any:
-        from afm_local.core.types import Compression
-
-        hit = self._call(f"compress@{ratio}", text, lambda m: m.compress(text, ratio).text)
-        self.last_text, self.last_s = hit["text"], hit["seconds"]
-        return Compression(hit["text"], self.name)
-
-    def topic(self, text: str) -> str:
-        return self._call("topic", text, lambda m: m.topic(text))["text"]
 
 
 def run_model(rows: list[dict[str, Any]], meter: Meter, name: str, threads: int,

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -229,3 +230,46 @@ def judged_figures(rows: Sequence[dict]) -> list[str]:
         lines.append(f"| {name} | {sum(a) / n:.0%} | {sum(b) / n:.0%} | {sum(x == y for x, y in zip(a, b)) / n:.0%} | "
                      f"{cohen_kappa(a, b):.2f} | {sum(x and y for x, y in zip(a, b)) / n:.0%} |")
     return lines
+
+
+class CachedModel:
+    """The GGUF model behind a cache of its outputs, so the raw and the guarded measurement share one call
+    and a re-run re-checks stored outputs (decoding is greedy: the model would write the same) instead of
+    spending seconds a message. The cache holds third-party text, so it lives outside the repository
+    (``--model-cache``); the model itself loads only when an output is missing."""
+
+    def __init__(self, name: str, threads: int, cache: Path | None) -> None:
+        from afm_local.local import llama
+
+        self.name, self.threads, self.cache = f"llama:{name}", threads, cache
+        self.model_name = name
+        self.prompts = {"compress": form_sha(json.dumps([llama._SYSTEM_COMPRESS, llama._EXAMPLES_COMPRESS])),
+                        "topic": form_sha(json.dumps([llama._SYSTEM_TOPIC, llama._EXAMPLES_TOPIC]))}
+        self.stored = {x["key"]: x for x in load_jsonl(cache)} if cache and cache.is_file() else {}
+        self.inner: Any = None
+        self.last_text, self.last_s = "", 0.0
+
+    def _call(self, kind: str, text: str, run: Callable[[Any], Any]) -> dict[str, Any]:
+        key = f"{self.model_name}|{self.prompts[kind.split('@')[0]]}|{kind}|{form_sha(text)}"
+        if key not in self.stored:
+            if self.inner is None:
+                from afm_local.local.llama import LlamaCppCompressor
+
+                self.inner = LlamaCppCompressor.from_manifest(self.model_name, threads=self.threads)
+            t = time.perf_counter()
+            out = run(self.inner)
+            self.stored[key] = {"key": key, "text": out, "seconds": time.perf_counter() - t}
+            if self.cache:
+                with self.cache.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(self.stored[key], ensure_ascii=False) + "\n")
+        return self.stored[key]
+
+    def compress(self, text: str, ratio: float) -> Any:
+        from afm_local.core.types import Compression
+
+        hit = self._call(f"compress@{ratio}", text, lambda m: m.compress(text, ratio).text)
+        self.last_text, self.last_s = hit["text"], hit["seconds"]
+        return Compression(hit["text"], self.name)
+
+    def topic(self, text: str) -> str:
+        return self._call("topic", text, lambda m: m.topic(text))["text"]

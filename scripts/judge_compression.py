@@ -1,6 +1,6 @@
 """Two-judge evaluation of the compressed forms of the real test messages.
 
-    python -m scripts.judge_compression packet [--dir ../comp_judging] [--model NAME]
+    python -m scripts.judge_compression packet [--dir ../comp_judging] [--model NAME --model-cache PATH]
     python -m scripts.judge_compression import CODE CODE [--dir ../comp_judging]
     python -m scripts.judge_compression report
 
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from afm_local.local.tokens import TiktokenCounter
 from afm_local.text.compression import ExtractiveCompressor
-from scripts.common import ROOT, form_sha, judged_figures, load_jsonl
+from scripts.common import ROOT, CachedModel, form_sha, judged_figures, load_jsonl
 from scripts.corpora import turn
 
 REAL = ROOT / "data" / "compression" / "real_messages.jsonl"
@@ -35,18 +35,18 @@ RATIO = 0.35
 SEED = 17
 
 
-def forms(model: str | None) -> list[dict]:
-    """The test messages' real compressed forms: extractive, and the guard-accepted summaries of ``model``."""
+def forms(model: str | None, cache: Path | None) -> list[dict]:
+    """The test messages' real compressed forms: extractive, and the guard-accepted summaries of ``model``
+    (read from the benchmark's model cache when it holds them, else made by the model)."""
     counter = TiktokenCounter()
     extractive = ExtractiveCompressor(counter)
     guarded = None
     if model:
         from afm_local.local.embedding import OnnxEmbedder
-        from afm_local.local.llama import LlamaCppCompressor
         from afm_local.text.guard import GuardedCompressor, SummaryGuard
 
         guard = SummaryGuard(OnnxEmbedder(threads=1), counter)
-        guarded = GuardedCompressor(LlamaCppCompressor.from_manifest(model, threads=1), extractive, guard)
+        guarded = GuardedCompressor(CachedModel(model, 1, cache), extractive, guard)
     out = []
     for row in (r for r in load_jsonl(REAL) if r["split"] == "test"):
         source = turn(row["id"]).text
@@ -61,11 +61,11 @@ def forms(model: str | None) -> list[dict]:
     return out
 
 
-def packet(folder: Path, model: str | None) -> None:
+def packet(folder: Path, model: str | None, cache: Path | None) -> None:
     folder = folder.resolve()
     if ROOT in folder.parents or folder == ROOT:
         raise SystemExit("the packet holds third-party text: write it outside the repository")
-    items = forms(model)
+    items = forms(model, cache)
     random.Random(SEED).shuffle(items)
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "items.jsonl").open("w", encoding="utf-8") as fh:
@@ -101,13 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("packet", help="write items, tool and guide for the judges")
     p.add_argument("--dir", type=Path, default=DEFAULT_DIR)
     p.add_argument("--model", default=None, help="also judge this GGUF model's guard-accepted summaries")
+    p.add_argument("--model-cache", type=Path, default=None, help="the benchmark's cache of the model's outputs")
     i = sub.add_parser("import", help="read judgements_<CODE>.jsonl into data/compression/real_judgements.jsonl")
     i.add_argument("codes", nargs="+")
     i.add_argument("--dir", type=Path, default=DEFAULT_DIR)
     sub.add_parser("report", help="print the judged figures")
     args = ap.parse_args(argv)
     if args.command == "packet":
-        packet(args.dir, args.model)
+        packet(args.dir, args.model, args.model_cache)
     elif args.command == "import":
         import_judgements(args.dir, args.codes)
     else:
