@@ -117,7 +117,9 @@ class ExtractiveCompressor:
     placeholder.
     """
 
-    name = "extractive"
+    # The name keys every cached compressed form (``engine.ingest``): a new name for sentence units, so
+    # forms the clause-and-prune compressor stored under "extractive" are never served again.
+    name = "extractive-sentences"
 
     def __init__(self, counter: TokenCounter, min_tokens: int = 8, min_saving: float = 0.15) -> None:
         self._counter = counter

@@ -89,7 +89,7 @@ def test_guarded_compressor_without_a_model_sends_the_extractive_form(counter, g
     text = own_messages()[2]
     guarded = GuardedCompressor(None, ExtractiveCompressor(counter), guard)
     out = guarded.compress(text, 0.35)
-    assert out.method == "extractive(guard:model unavailable)"
+    assert out.method == f"{ExtractiveCompressor.name}(guard:model unavailable)"
     assert out.text == ExtractiveCompressor(counter).compress(text, 0.35).text
 
 

@@ -127,7 +127,7 @@ def test_guarded_falls_back_when_the_model_file_is_absent(guard, counter, tmp_pa
     extractive = ExtractiveCompressor(counter)
     guarded = GuardedCompressor(lambda: LlamaCppCompressor(missing, name="absent"), extractive, guard)
     out = guarded.compress(ALLERGY_EN, 0.35)
-    assert out.method == "extractive(guard:model unavailable)"
+    assert out.method == f"{ExtractiveCompressor.name}(guard:model unavailable)"
     assert out.text == extractive.compress(ALLERGY_EN, 0.35).text
     assert guarded.counts == {"rejected:model unavailable": 1}
     assert "missing" in (guarded.primary_error or "") and "install" in guarded.primary_error
@@ -146,8 +146,8 @@ def test_guarded_real_model_is_checked_or_extractive(llama, guard, counter):
         if out.method.startswith("llama:"):
             assert guard.check(text, out.text, target).accepted, out
         else:
-            assert out.method.startswith("extractive(guard:"), out.method
+            assert out.method.startswith(f"{ExtractiveCompressor.name}(guard:"), out.method
             assert out.text == extractive.compress(text, 0.35).text
-            reason = out.method[len("extractive(guard:"):-1]
+            reason = out.method[len(f"{ExtractiveCompressor.name}(guard:"):-1]
             assert guarded.counts.get(f"rejected:{reason}", 0) >= 1
     assert sum(guarded.counts.values()) == 2
