@@ -5,8 +5,8 @@ falls back to it. Its units are whole sentences and list items, kept verbatim, s
 grammatical and says only what the message said; a cut inside a sentence ("I avoid staying in
 large.") can invert a meaning, a dropped sentence cannot. Every sentence that carries a fact (a
 number, a negation, a stated preference, a named thing or a hard constraint: ``facts.carries_facts``)
-is kept; the others fill what is left of the target by value per token, best first, small talk
-never. Within a kept sentence only two trims are made, each only when the sentence keeps all its
+or asks a real question is kept, and so is the most telling of the others; the rest fill what is left
+of the target by value per token, best first, and small talk and offers never. Within a kept sentence only two trims are made, each only when the sentence keeps all its
 facts without it: a filler opener ("Well, ", "Thanks, ", "Кстати, ") and a parenthetical. A message
 that cannot be shortened this way stays longer than the target, and one that cannot be shortened at
 all comes back unchanged, for the engine to send Full or as a placeholder.
