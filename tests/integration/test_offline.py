@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from afm_local import FocusManager, local_components
+from afm_local import AFMConfig, FocusManager, local_components
 
 from real import example
 
@@ -27,7 +27,8 @@ def no_network(monkeypatch):
 
 
 def test_pipeline_makes_no_network_connection(no_network):
-    comps = local_components(threads=1, abstractive=True)  # every model afresh, the GGUF one too
+    # every model afresh, the GGUF one too (named: the default loads none)
+    comps = local_components(AFMConfig(compressor_model="qwen2.5-coder-0.5b-instruct"), threads=1, abstractive=True)
     with pytest.raises(NetworkUsed):
         socket.create_connection(("127.0.0.1", 9))
     data = example("peanut_trip")
@@ -44,7 +45,7 @@ def test_engine_and_server_do_not_import_torch():
 
     script = (
         "import sys, json\n"
-        "from afm_local import FocusManager, local_components\n"
+        "from afm_local import AFMConfig, FocusManager, local_components\n"
         "import afm_local.server, afm_local.local.llama, afm_local.text.guard\n"
         "fm = FocusManager(components=local_components(threads=1))\n"
         "fm.add_message('user', 'I am allergic to peanuts.')\n"
