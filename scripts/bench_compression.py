@@ -257,11 +257,12 @@ def judged_lines(records: list[dict[str, Any]]) -> list[str]:
     current = {(x["id"], x["method"]): x["sha"] for x in records if x["set"] == "real-test" and x["real"]}
     fresh = [j for j in judged if current.get((j["id"], j["method"])) == j["sha"]]
     lines = ["## Judged (real test set)", "",
-             f"{len(judged)} forms judged by two independent judges ({len(fresh)} still the form the compressor makes "
-             "now; the figures are over those). Per judgement: the rate of *yes* per judge, agreement, Cohen's kappa "
-             "and the share both judges call *yes*.", ""]
-    lines += judged_figures(fresh)
-    return lines + [""]
+             f"{len(judged)} forms judged by two independent judges ({len(fresh)} still the form the method makes "
+             "now; the figures are over those), shown to them in a shuffled order without the method. Per "
+             "judgement: the rate of *yes* per judge, agreement, Cohen's kappa and the share both judges call *yes*.", ""]
+    for method in dict.fromkeys(j["method"] for j in fresh):
+        lines += [f"**{method}**", ""] + judged_figures([j for j in fresh if j["method"] == method]) + [""]
+    return lines
 
 
 def examples(records: list[dict[str, Any]], ids: tuple[str, ...] = ("m03", "m11", "m21")) -> list[str]:
@@ -288,7 +289,12 @@ def render(records: list[dict[str, Any]]) -> str:
              "and similarity are over the real forms; facts are pooled (kept / total in brackets) as "
              "`afm_local/text/facts.py` defines them; *every fact kept* is the share of forms that lose none; "
              "*guard accepts form* runs `SummaryGuard` (no target length) on the form; similarity is MiniLM-L6 to "
-             "the source. Latency is the median per message over all messages.", ""]
+             "the source. Latency is the median per message over all messages.", "",
+             "The real messages are `python -m scripts.sample_compression` (seed 20261205): one turn of 25 to 320 "
+             "tokens per dialogue, half user and half assistant where a corpus has both, 150 English (MultiWOZ, SGD, "
+             "Taskmaster-4, OASST, Dolly, HH-RLHF, Topical-Chat, CaSiNo) and 50 Russian (MultiWOZ machine "
+             "translation, anekdot dialogues); the repository keeps their ids, never their text. The old compressor "
+             f"is run from `git archive {BASELINE}` on the same messages.", ""]
     titles = {"own": "Own messages (`data/compression/messages.jsonl`, written to carry constraints)",
               "real-dev": "Real messages, dev part (read and tuned on)",
               "real-test": "Real messages, test part (never read one by one)"}

@@ -54,7 +54,7 @@ def forms(model: str | None, cache: Path | None) -> list[dict]:
         if guarded is not None:
             result = guarded.compress(source, RATIO)
             if result.method.startswith("llama:"):
-                candidates.append((result.method, result.text))
+                candidates.append((f"{model} guarded", result.text))  # the benchmark's name for the method
         for method, text in candidates:
             if counter.count(text) < counter.count(source):
                 out.append(dict(id=row["id"], lang=row["lang"], method=method, source=source, form=text, sha=form_sha(text)))
