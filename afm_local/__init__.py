@@ -17,7 +17,8 @@ __version__ = "0.1.0"
 
 
 def _default_components(config: AFMConfig) -> Components:
-    """What ``FocusManager()`` loads when given no components: the local stack with its background model."""
+    """What ``FocusManager()`` loads when given no components: the local stack, with the background model
+    that ``config.compressor_model`` names (none by default)."""
     return local_components(config, abstractive=True)
 
 

@@ -180,7 +180,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         host=args.host, port=args.port, db=Path(args.db), upstream=args.upstream,
         api_key_env=args.api_key_env, budget=args.budget, threads=args.threads,
         upstream_api_key_env=args.upstream_api_key_env, workers=args.workers,
-        synchronous=args.synchronous, abstractive=args.abstractive,
+        synchronous=args.synchronous, abstractive=args.abstractive, compressor_model=args.compressor_model,
     )
     return 0
 
@@ -233,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--workers", type=int, default=2, help="bounded pool for model work (default 2)")
     s.add_argument("--synchronous", choices=["NORMAL", "FULL", "EXTRA"], default="NORMAL",
                    help="SQLite durability: NORMAL survives a process kill, FULL also a power loss")
+    s.add_argument("--compressor-model", metavar="NAME",
+                   help="background GGUF model (manifest name or .gguf path) that names topics; none by default")
     s.add_argument("--no-abstractive", dest="abstractive", action="store_false",
                    help="extractive compression only (no background GGUF model)")
     s.add_argument("--threads", type=int, default=argparse.SUPPRESS, help="threads for local models")

@@ -1,175 +1,318 @@
 #!/usr/bin/env python
-"""Benchmark message compression: extractive vs each installed GGUF model, raw and guarded.
+"""Benchmark message compression on our own messages and on real third-party ones.
 
-For every message of ``data/compression/messages.jsonl`` (English and Russian) and every method it
-measures: compression ratio (o200k tokens out / in), share of the source's numbers kept, share of its
-negations kept, MiniLM cosine similarity to the source, guard acceptance, and latency (1 thread).
-Topic labels (3 to 6 words) are measured too. Writes markdown tables to
-``docs/benchmarks/compression.md``, a plot to ``docs/benchmarks/compression.png`` and every output
-to ``data/compression/bench_outputs.jsonl`` (``--report-only`` re-renders from that file).
+Sets: ``own`` (``data/compression/messages.jsonl``, 46 messages written here, fact-dense on purpose),
+``real-dev`` and ``real-test`` (``data/compression/real_messages.jsonl``: 60 and 140 turns of the
+dialogue corpora in ``../shared/corpora``, read through ``scripts/corpora.py``; the test part is only
+ever read in aggregate). Methods: the extractive compressor as it is, the extractive compressor of
+``--baseline`` (the commit before sentence units, run from ``git archive`` in a child process), and
+each GGUF model named by ``--models``, raw and behind ``GuardedCompressor``.
 
-    python -m scripts.bench_compression                 # all installed GGUF models, ratio 0.35
-    python -m scripts.bench_compression --models qwen2.5-coder-0.5b-instruct --limit 10
+For every message and method it records the tokens out/in, whether a real compressed form came out
+(shorter than the message), the facts of ``afm_local.text.facts`` kept (numbers with their units,
+negations with their scope, preferences with their object, names), the ``SummaryGuard`` verdict and
+MiniLM similarity, and the latency (1 thread). Figures are over the real compressed forms only: a
+message that comes back whole keeps everything trivially. Judges' verdicts on the real test forms
+(``data/compression/real_judgements.jsonl``, see ``scripts/judge_compression.py``) are tabled when
+present. Writes ``docs/benchmarks/compression.md``, the own set's outputs with their text to
+``data/compression/bench_outputs.jsonl`` and the real sets' figures, without text, to
+``data/compression/bench_real.jsonl``; ``--report-only`` re-renders from those files.
+
+    python -m scripts.bench_compression                                  # extractive, old and new
+    python -m scripts.bench_compression --models qwen2.5-coder-0.5b-instruct --sets own real-dev real-test
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterable
 
-
-from scripts.common import ROOT
-from afm_local.local import model_files as models
-from afm_local.text.compression import ExtractiveCompressor, KeyphraseTopicer
 from afm_local.local.embedding import OnnxEmbedder
-from afm_local.text.guard import GuardedCompressor, SummaryGuard, negation_count, number_forms
+from afm_local.local.paths import models_dir
 from afm_local.local.tokens import TiktokenCounter
+from afm_local.text import facts
+from afm_local.text.compression import ExtractiveCompressor, KeyphraseTopicer
+from afm_local.text.guard import GuardedCompressor, SummaryGuard
+from scripts.common import ROOT, CachedModel, form_sha, judged_figures, load_jsonl
 
-DATA = ROOT / "data" / "compression" / "messages.jsonl"
+OWN = ROOT / "data" / "compression" / "messages.jsonl"
+REAL = ROOT / "data" / "compression" / "real_messages.jsonl"
 OUTPUTS = ROOT / "data" / "compression" / "bench_outputs.jsonl"
+REAL_OUTPUTS = ROOT / "data" / "compression" / "bench_real.jsonl"
+JUDGEMENTS = ROOT / "data" / "compression" / "real_judgements.jsonl"
 DOC = ROOT / "docs" / "benchmarks" / "compression.md"
-PLOT = ROOT / "docs" / "benchmarks" / "compression.png"
+BASELINE = "500527e"  # the last commit with the clause-and-prune compressor
+SETS = ("own", "real-dev", "real-test")
+KINDS = ("number", "negation", "preference", "name")
+ACCEPT_SHARE = 0.5  # a model that the guard accepts on less than this share of messages is not loaded by default
+
+_OLD_RUNNER = """
+import json, sys, time
+from afm_local.local.tokens import TiktokenCounter
+from afm_local.text.compression import ExtractiveCompressor
+ratio = float(sys.argv[1])
+compressor = ExtractiveCompressor(TiktokenCounter())
+for line in sys.stdin:
+    text = json.loads(line)
+    t = time.perf_counter()
+    out = compressor.compress(text, ratio).text
+    print(json.dumps({"text": out, "seconds": time.perf_counter() - t}, ensure_ascii=False), flush=True)
+"""
 
 
-class Recording:
-    """Wraps the model so one call serves both the raw and the guarded measurement."""
+def load_sets(names: Iterable[str]) -> list[dict[str, Any]]:
+    """Rows ``{id, set, lang, text}``; the real ones are read from the corpora, never from this repository."""
+    rows: list[dict[str, Any]] = []
+    names = list(names)
+    if "own" in names:
+        rows += [dict(id=r["id"], set="own", lang=r["lang"], text=r["text"]) for r in load_jsonl(OWN)]
+    real = [n for n in names if n.startswith("real-")]
+    if real:
+        from scripts.corpora import turn
 
-    def __init__(self, inner: Any) -> None:
-        self.inner, self.name = inner, inner.name
-        self.last_text = ""
-        self.last_topic = ""
-        self.last_s = 0.0
-        self.last_topic_s = 0.0
+        rows += [dict(id=r["id"], set=f"real-{r['split']}", lang=r["lang"], text=turn(r["id"]).text)
+                 for r in load_jsonl(REAL) if f"real-{r['split']}" in real]
+    return rows
 
-    def compress(self, text: str, ratio: float):
-        t = time.perf_counter()
-        out = self.inner.compress(text, ratio)
-        self.last_s, self.last_text = time.perf_counter() - t, out.text
+
+class Meter:
+    """The figures of one form of one message: what every method's record holds."""
+
+    def __init__(self, ratio: float) -> None:
+        self.counter = TiktokenCounter()
+        self.embedder = OnnxEmbedder(threads=1)
+        self.guard = SummaryGuard(self.embedder, self.counter)
+        self.ratio = ratio
+
+    def record(self, row: dict[str, Any], method: str, text: str, seconds: float, **extra: Any) -> dict[str, Any]:
+        source = row["text"]
+        tokens_in, tokens_out = self.counter.count(source), self.counter.count(text)
+        real = tokens_out < tokens_in and bool(text.strip())
+        verdict = self.guard.check(source, text) if real else None
+        out = dict(id=row["id"], set=row["set"], lang=row["lang"], method=method, tokens_in=tokens_in,
+                   tokens_out=tokens_out, real=real, seconds=seconds, ratio_asked=self.ratio,
+                   facts=facts.tally(source, text) if real else {},
+                   verdict=verdict.reason if verdict else "not shorter",
+                   similarity=self.guard.similarity(source, text) if real else 1.0, **extra)
+        if row["set"] == "own":
+            out["text"] = text
+        else:
+            out["sha"] = form_sha(text)
         return out
 
-    def topic(self, text: str) -> str:
+
+def run_extractive(rows: list[dict[str, Any]], meter: Meter) -> list[dict[str, Any]]:
+    compressor = ExtractiveCompressor(meter.counter)
+    out = []
+    for row in rows:
         t = time.perf_counter()
-        out = self.inner.topic(text)
-        self.last_topic_s, self.last_topic = time.perf_counter() - t, out
-        return out
+        text = compressor.compress(row["text"], meter.ratio).text
+        out.append(meter.record(row, "extractive", text, time.perf_counter() - t))
+    return out
 
 
-def numbers_kept(source: str, out: str) -> tuple[int, int]:
-    src = number_forms(source)
-    have = set().union(*number_forms(out)) if number_forms(out) else set()
-    return sum(bool(f & have) for f in src), len(src)
+def run_baseline(rows: list[dict[str, Any]], meter: Meter, ref: str) -> list[dict[str, Any]]:
+    """The extractive compressor of commit ``ref``: its package extracted with ``git archive`` and run in
+    a child process (so no copy of old code lives here), on the same messages and token counter."""
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "archive", ref, "afm_local"], cwd=ROOT, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        env = {**os.environ, "PYTHONPATH": tmp, "AFM_MODELS_DIR": str(models_dir())}
+        feed = "".join(json.dumps(r["text"], ensure_ascii=False) + "\n" for r in rows)
+        done = subprocess.run([sys.executable, "-c", _OLD_RUNNER, str(meter.ratio)], input=feed, env=env, cwd=tmp,
+                              capture_output=True, text=True, check=True)
+    results = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    return [meter.record(row, f"extractive (old, {ref})", r["text"], r["seconds"]) for row, r in zip(rows, results)]
 
 
-def negations_kept(source: str, out: str) -> tuple[int, int]:
-    need = negation_count(source)
-    return min(need, negation_count(out)), need
+def run_model(rows: list[dict[str, Any]], meter: Meter, name: str, threads: int,
+              cache: Path | None) -> list[dict[str, Any]]:
+    """One GGUF model on every row: its raw summary, the guarded result with the target length, and the
+    guarded result that also accepts a summary up to the extractive form's length (same model output),
+    plus whether the guard accepted its topic label."""
+    extractive = ExtractiveCompressor(meter.counter)
+    rec = CachedModel(name, threads, cache)
+    guarded = GuardedCompressor(rec, extractive, meter.guard, KeyphraseTopicer())
+    out = []
+    for i, row in enumerate(rows):
+        rec.last_text, rec.last_s, guarded.last_verdict = "", 0.0, None
+        result = guarded.compress(row["text"], meter.ratio)
+        raw_verdict = guarded.last_verdict.reason if guarded.last_verdict else "short input"
+        fallback = extractive.compress(row["text"], meter.ratio).text
+        target = max(1, round(meter.counter.count(row["text"]) * meter.ratio))
+        wide = meter.guard.check(row["text"], rec.last_text, target, meter.counter.count(fallback))
+        topic, topic_method = guarded.topic_with_method(row["text"])
+        common = dict(model=name, raw_verdict=raw_verdict, topic_accepted=topic_method.startswith("llama:"))
+        out.append(meter.record(row, f"{name} raw", rec.last_text, rec.last_s, accepted=raw_verdict == "accepted",
+                                **common, topic=topic if row["set"] == "own" else None))
+        out.append(meter.record(row, f"{name} guarded", result.text, rec.last_s, accepted=raw_verdict == "accepted",
+                                **common))
+        out.append(meter.record(row, f"{name} guarded (fallback length)", rec.last_text if wide.accepted else fallback,
+                                rec.last_s, accepted=wide.accepted, **common))
+        print(f"{i + 1:>3}/{len(rows)} {row['set']:<9} {rec.last_s:5.1f}s {raw_verdict:<20} "
+              f"{(rec.last_text[:80] if row['set'] != 'real-test' else '')!r}", flush=True)
+    return out
 
 
-def installed_gguf() -> list[str]:
-    specs = models.load_manifest()
-    names = [n for n, s in specs.items() if s.kind == "gguf"]
-    ok = {st.name for st in models.verify(names=names) if st.state == "ok"}
-    return [n for n in names if n in ok]
+def summarise(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per set and method: real forms, mean ratio over them, pooled fact shares, guard and latency."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for x in records:
+        groups.setdefault((x["set"], x["method"]), []).append(x)
+    table = []
+    for (set_name, method), xs in groups.items():
+        forms = [x for x in xs if x["real"]]
+        shares = {}
+        for kind in KINDS:
+            kept = sum(x["facts"][kind][0] for x in forms)
+            total = sum(x["facts"][kind][1] for x in forms)
+            shares[kind] = (kept / total if total else None, total)
+        table.append(dict(
+            set=set_name, method=method, n=len(xs), forms=len(forms),
+            ratio=statistics.mean(x["tokens_out"] / x["tokens_in"] for x in forms) if forms else None,
+            shares=shares,
+            whole=sum(all(k == t for k, t in x["facts"].values()) for x in forms),
+            accepted=sum(x["verdict"] == "accepted" for x in forms),
+            similarity=statistics.mean(x["similarity"] for x in forms) if forms else None,
+            latency=statistics.median(x["seconds"] for x in xs),
+            model_accepted=(sum(bool(x.get("accepted")) for x in xs) if "accepted" in xs[0] else None),
+            topic_accepted=(sum(bool(x.get("topic_accepted")) for x in xs) if "topic_accepted" in xs[0] else None),
+        ))
+    order = {m: i for i, m in enumerate(dict.fromkeys(x["method"] for x in records))}
+    return sorted(table, key=lambda t: (SETS.index(t["set"]), order[t["method"]]))
 
 
-def run(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from afm_local.local.llama import LlamaCppCompressor
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
 
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
-    if args.limit:
-        rows = rows[: args.limit]
-    counter = TiktokenCounter()
-    embedder = OnnxEmbedder(threads=1)
-    guard = SummaryGuard(embedder, counter)
-    extractive = ExtractiveCompressor(counter)
-    keyphrase = KeyphraseTopicer()
-    records: list[dict[str, Any]] = []
-    sources = {r["id"]: r for r in rows}
-    keep: list[dict[str, Any]] = []
-    out_path = Path(args.out)
-    if args.append and out_path.is_file():
-        run_models = set(args.models or installed_gguf())
-        keep = [x for x in map(json.loads, out_path.read_text(encoding="utf-8").splitlines())
-                if x.get("model") and x["model"] not in run_models]
-    sink = None if args.no_write else out_path.open("w", encoding="utf-8")
-    for x in keep:
-        sink and sink.write(json.dumps(x, ensure_ascii=False) + "\n")
 
-    def finish(x: dict[str, Any]) -> None:
-        src = sources[x["id"]]["text"]
-        vecs = embedder.embed([src, x["text"] or " "])
-        x["similarity"] = float(vecs[0] @ vecs[1]) if x["text"] else 0.0
-        x["tokens_in"], x["tokens_out"] = counter.count(src), counter.count(x["text"])
-        x["numbers"] = numbers_kept(src, x["text"])
-        x["negations"] = negations_kept(src, x["text"])
-        x["ratio"] = args.ratio
-        records.append(x)
-        if sink:
-            sink.write(json.dumps(x, ensure_ascii=False) + "\n")
-            sink.flush()
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.1f} s"
 
-    for r in rows:
-        t = time.perf_counter()
-        out = extractive.compress(r["text"], args.ratio).text
-        dt = time.perf_counter() - t
-        t = time.perf_counter()
-        topic = keyphrase.topic(r["text"])
-        tdt = time.perf_counter() - t
-        target = max(1, round(counter.count(r["text"]) * args.ratio))
-        verdict = guard.check(r["text"], out, target)
-        tv = guard.check_topic(r["text"], topic)
-        finish(dict(id=r["id"], lang=r["lang"], method="extractive", text=out, seconds=dt,
-                            accepted=verdict.accepted, reason=verdict.reason, topic=topic, topic_seconds=tdt,
-                            topic_accepted=tv.accepted))
-    names = args.models or installed_gguf()
-    for name in names:
-        print(f"== {name}", flush=True)
-        t = time.perf_counter()
-        model = LlamaCppCompressor.from_manifest(name, threads=args.threads)
-        load_s = time.perf_counter() - t
-        rec = Recording(model)
-        guarded = GuardedCompressor(rec, extractive, guard, keyphrase)
-        for i, r in enumerate(rows):
-            rec.last_text, rec.last_s = "", 0.0
-            t = time.perf_counter()
-            g = guarded.compress(r["text"], args.ratio)
-            g_s = time.perf_counter() - t
-            raw_verdict = guarded.last_verdict
-            t = time.perf_counter()
-            g_topic, g_topic_method = guarded.topic_with_method(r["text"])
-            g_topic_s = time.perf_counter() - t
-            raw_accepted = g.method.startswith("llama:")
-            base = dict(id=r["id"], lang=r["lang"], model=name, load_seconds=load_s)
-            finish(dict(base, method=f"{name} raw", text=rec.last_text, seconds=rec.last_s,
-                                accepted=raw_accepted, reason=raw_verdict.reason if raw_verdict else "short input",
-                                topic=rec.last_topic, topic_seconds=rec.last_topic_s,
-                                topic_accepted=g_topic_method.startswith("llama:")))
-            finish(dict(base, method=f"{name} guarded", text=g.text, seconds=g_s, accepted=raw_accepted,
-                                reason=g.method, topic=g_topic, topic_seconds=g_topic_s,
-                                topic_accepted=g_topic_method.startswith("llama:")))
-            print(f"{i + 1:>3}/{len(rows)} {rec.last_s:5.1f}s {(raw_verdict.reason if raw_verdict else '-'):<16} "
-                  f"{rec.last_text[:90]!r}", flush=True)
-        print(f"guard counts {name}: {guarded.stats()}", flush=True)
-        del model, rec, guarded
-    if sink:
-        sink.close()
-    return keep + records
+
+def table_lines(table: list[dict[str, Any]], set_name: str) -> list[str]:
+    lines = ["| method | messages | real forms | ratio out/in (forms) | numbers + unit | negation + scope | "
+             "preference + object | names | every fact kept | guard accepts form | similarity | latency p50 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for t in (t for t in table if t["set"] == set_name):
+        shares = " | ".join(f"{_pct(t['shares'][k][0])} ({t['shares'][k][1]})" for k in KINDS)
+        forms = t["forms"] or 1
+        lines.append(
+            f"| {t['method']} | {t['n']} | {t['forms']} | {'–' if t['ratio'] is None else format(t['ratio'], '.2f')} | "
+            f"{shares} | {t['whole'] / forms:.0%} | {t['accepted'] / forms:.0%} | "
+            f"{'–' if t['similarity'] is None else format(t['similarity'], '.3f')} | {_ms(t['latency'])} |")
+    return lines
+
+
+def model_lines(table: list[dict[str, Any]], records: list[dict[str, Any]]) -> list[str]:
+    """Per model and set: how often the guard accepted its summary and its topic, and why it refused."""
+    rows = [t for t in table if t["method"].endswith(" guarded")]
+    if not rows:
+        return []
+    reasons = ["accepted", "not shorter", "too long", "cut off", "words dropped", "dropped number", "dropped unit",
+               "invented number", "dropped negation", "dropped preference", "dropped name", "low similarity"]
+    lines = ["## The GGUF model behind the guard", "",
+             "Share of messages whose raw summary `SummaryGuard` accepts (target length 0.35 × 1.2 + 2 tokens; "
+             "*fallback length* also accepts up to the extractive form's length), its topic labels accepted, and "
+             "the first failed check of every raw summary.", "",
+             "| model | set | summary accepted | accepted (fallback length) | topic accepted | latency p50 | "
+             + " | ".join(reasons) + " | other |", "|---|---|---:|---:|---:|---:|" + "---:|" * (len(reasons) + 1)]
+    for t in rows:
+        model = t["method"][:-len(" guarded")]
+        xs = [x for x in records if x["set"] == t["set"] and x["method"] == f"{model} raw"]
+        wide = next(w for w in table if w["set"] == t["set"] and w["method"] == f"{model} guarded (fallback length)")
+        c = Counter(x["raw_verdict"] for x in xs)
+        other = sum(v for k, v in c.items() if k not in reasons)
+        lines.append(f"| {model} | {t['set']} | {t['model_accepted'] / t['n']:.0%} | {wide['model_accepted'] / t['n']:.0%} | "
+                     f"{t['topic_accepted'] / t['n']:.0%} | {_ms(statistics.median(x['seconds'] for x in xs))} | "
+                     + " | ".join(str(c.get(k, 0)) for k in reasons) + f" | {other} |")
+    lines.append("")
+    for model in dict.fromkeys(t["method"][:-len(" guarded")] for t in rows):
+        real = [x for x in records if x["set"].startswith("real-") and x["method"] == f"{model} guarded (fallback length)"]
+        if not real:
+            continue
+        share = sum(x["accepted"] for x in real) / len(real)
+        verdict = ("earns its place: it may be loaded by default" if share >= ACCEPT_SHARE else
+                   "is not loaded by default (`AFMConfig.compressor_model` is `None`); it stays available by name")
+        lines.append(f"**{model}**: the guard accepts its summary for {share:.0%} of the {len(real)} real messages even "
+                     f"with the fallback length, against the {ACCEPT_SHARE:.0%} a default model needs, so it {verdict}.")
+    return lines + [""]
+
+
+def judged_lines(records: list[dict[str, Any]]) -> list[str]:
+    """The judges' figures on the real test forms, when their verdicts have been imported."""
+    if not JUDGEMENTS.is_file():
+        return ["## Judged (real test set)", "", "No judgements imported yet (`python -m scripts.judge_compression "
+                "import CODE CODE`).", ""]
+    judged = load_jsonl(JUDGEMENTS)
+    current = {(x["id"], x["method"]): x["sha"] for x in records if x["set"] == "real-test" and x["real"]}
+    fresh = [j for j in judged if current.get((j["id"], j["method"])) == j["sha"]]
+    lines = ["## Judged (real test set)", "",
+             f"{len(judged)} forms judged by two independent judges ({len(fresh)} still the form the method makes "
+             "now; the figures are over those), shown to them in a shuffled order without the method. Per "
+             "judgement: the rate of *yes* per judge, agreement, Cohen's kappa and the share both judges call *yes*.", ""]
+    for method in dict.fromkeys(j["method"] for j in fresh):
+        lines += [f"**{method}**", ""] + judged_figures([j for j in fresh if j["method"] == method]) + [""]
+    return lines
+
+
+def examples(records: list[dict[str, Any]], ids: tuple[str, ...] = ("m03", "m11", "m21")) -> list[str]:
+    lines = ["## Examples (own set)", ""]
+    for mid in ids:
+        xs = [x for x in records if x["set"] == "own" and x["id"] == mid]
+        if not xs:
+            continue
+        lines.append(f"Message `{mid}`:")
+        lines.append("")
+        for x in xs:
+            lines.append(f"- **{x['method']}** ({x['verdict']}): {x['text']}")
+        lines.append("")
+    return lines
+
+
+def render(records: list[dict[str, Any]]) -> str:
+    table = summarise(records)
+    ratio = records[0]["ratio_asked"]
+    lines = ["# Compression benchmark", "",
+             f"`python -m scripts.bench_compression`, target ratio {ratio}, o200k_base tokens, one thread. A *real form* "
+             "is a compressed form shorter than its message; a message that cannot be shortened faithfully comes "
+             "back whole (the engine then sends it Full or as a placeholder) and is not counted. Ratio, facts, guard "
+             "and similarity are over the real forms; facts are pooled (kept / total in brackets) as "
+             "`afm_local/text/facts.py` defines them; *every fact kept* is the share of forms that lose none; "
+             "*guard accepts form* runs `SummaryGuard` (no target length) on the form; similarity is MiniLM-L6 to "
+             "the source. Latency is the median per message over all messages.", "",
+             "The real messages are `python -m scripts.sample_compression` (seed 20261205): one turn of 25 to 320 "
+             "tokens per dialogue, half user and half assistant where a corpus has both, 150 English (MultiWOZ, SGD, "
+             "Taskmaster-4, OASST, Dolly, HH-RLHF, Topical-Chat, CaSiNo) and 50 Russian (MultiWOZ machine "
+             "translation, anekdot dialogues); the repository keeps their ids, never their text. The old compressor "
+             f"is run from `git archive {BASELINE}` on the same messages.", ""]
+    titles = {"own": "Own messages (`data/compression/messages.jsonl`, written to carry constraints)",
+              "real-dev": "Real messages, dev part (read and tuned on)",
+              "real-test": "Real messages, test part (never read one by one)"}
+    for set_name in SETS:
+        if any(t["set"] == set_name for t in table):
+            lines += [f"## {titles[set_name]}", ""] + table_lines(table, set_name) + [""]
+    lines += judged_lines(records) + model_lines(table, records) + examples(records)
+    return "\n".join(lines)
 
 
 def calibrate() -> int:
-    """The figures the guard's similarity thresholds were chosen from: cosine of each message with its
-    hand-written faithful summary (positives) and with the closest summary of another message of the
-    same language (hardest negatives); the same for KeyphraseTopicer labels."""
+    """The figures the guard's similarity thresholds were chosen from: cosine of each own message with its
+    hand-written faithful summary (positives) and with the closest summary of another message of the same
+    language (hardest negatives); the same for KeyphraseTopicer labels."""
     import numpy as np
 
-    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
-    embedder, counter = OnnxEmbedder(threads=1), TiktokenCounter()
-    guard = SummaryGuard(embedder, counter)
+    rows = load_jsonl(OWN)
+    embedder = OnnxEmbedder(threads=1)
     src = embedder.embed([r["text"] for r in rows])
     sims = src @ embedder.embed([r["summary"] for r in rows]).T
     topics = src @ embedder.embed([KeyphraseTopicer().topic(r["text"]) for r in rows]).T
@@ -182,322 +325,60 @@ def calibrate() -> int:
             neg = [max(m[i, j] for j in idx if j != i) for i in idx]
             print(f"| {label} | {lang} | {min(pos):.2f} / {np.percentile(pos, 5):.2f} / {np.median(pos):.2f} | "
                   f"{max(neg):.2f} / {np.percentile(neg, 95):.2f} / {np.median(neg):.2f} |")
-    verdicts = Counter(guard.check(r["text"], r["summary"], counter.count(r["text"])).reason for r in rows)
-    print(f"guard on the hand-written summaries (length limit = source length): {dict(verdicts)}")
+    guard = SummaryGuard(embedder, TiktokenCounter())
+    verdicts = Counter(guard.check(r["text"], r["summary"]).reason for r in rows)
+    print(f"guard on the hand-written summaries: {dict(verdicts)}")
     return 0
 
 
-def derive_fallback_policy(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows for ``GuardedCompressor(length_policy="fallback")``, computed from the recorded raw outputs
-    (decoding is greedy, so the model would produce the same text): accept a raw summary up to the
-    length of the extractive form as well as up to the target."""
-    records = [x for x in records if not x["method"].endswith("guarded (fallback length)")]
-    embedder, counter = OnnxEmbedder(threads=1), TiktokenCounter()
-    guard = SummaryGuard(embedder, counter)
-    rows = {json.loads(line)["id"]: json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()}
-    extractive = {x["id"]: x for x in records if x["method"] == "extractive"}
-    todo = [x for x in records if "topic_similarity" not in x]
-    if todo:
-        a = embedder.embed([rows[x["id"]]["text"] for x in todo])
-        b = embedder.embed([x.get("topic") or " " for x in todo])
-        for x, u, v in zip(todo, a, b):
-            x["topic_similarity"] = float(u @ v) if x.get("topic") else 0.0
-    guarded = {(x["id"], x["method"][:-8]): x for x in records if x["method"].endswith(" guarded")}
-    out = []
-    for x in records:
-        if not x["method"].endswith(" raw") or x["id"] not in extractive:
-            continue
-        src, ex = rows[x["id"]]["text"], extractive[x["id"]]
-        target = max(1, round(counter.count(src) * x["ratio"]))
-        t = time.perf_counter()
-        verdict = guard.check(src, x["text"], target, counter.count(ex["text"]))
-        guard_s = time.perf_counter() - t
-        chosen = x if verdict.accepted else ex
-        y = dict(x, method=x["method"][:-4] + " guarded (fallback length)", text=chosen["text"],
-                 accepted=verdict.accepted, seconds=x["seconds"] + guard_s,
-                 reason=x["method"][:-4] if verdict.accepted else f"extractive(guard:{verdict.reason})")
-        for key in ("similarity", "tokens_out", "numbers", "negations"):
-            y[key] = chosen[key]
-        g = guarded.get((x["id"], x["method"][:-4]))
-        if g:  # the topic path does not depend on the length policy
-            for key in ("topic", "topic_seconds", "topic_accepted", "topic_similarity"):
-                y[key] = g.get(key, y.get(key))
-        out.append(y)
-    # keep the table order: each model's rows together
-    ordered = []
-    for x in records:
-        ordered.append(x)
-    for y in out:
-        ordered.append(y)
-    return ordered
+def saved() -> list[dict[str, Any]]:
+    return [x for path in (OUTPUTS, REAL_OUTPUTS) if path.is_file() for x in load_jsonl(path)]
 
 
-def summarise(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    by: dict[str, list[dict[str, Any]]] = {}
-    for x in records:
-        by.setdefault(x["method"], []).append(x)
-    table = []
-    for method, xs in by.items():
-        nk, nt = sum(x["numbers"][0] for x in xs), sum(x["numbers"][1] for x in xs)
-        gk, gt = sum(x["negations"][0] for x in xs), sum(x["negations"][1] for x in xs)
-        table.append(dict(
-            method=method,
-            n=len(xs),
-            ratio=statistics.mean(x["tokens_out"] / x["tokens_in"] for x in xs),
-            numbers=nk / nt if nt else 1.0,
-            negations=gk / gt if gt else 1.0,
-            similarity=statistics.mean(x["similarity"] for x in xs),
-            sim_en=statistics.mean([x["similarity"] for x in xs if x["lang"] == "en"] or [0]),
-            sim_ru=statistics.mean([x["similarity"] for x in xs if x["lang"] == "ru"] or [0]),
-            accepted=statistics.mean(bool(x["accepted"]) for x in xs),
-            latency=statistics.median(x["seconds"] for x in xs),
-            topic_accepted=statistics.mean(bool(x["topic_accepted"]) for x in xs),
-            topic_latency=statistics.median(x["topic_seconds"] for x in xs),
-            topic_similarity=statistics.mean(x.get("topic_similarity", 0.0) for x in xs),
-        ))
-    models_order: list[str] = []
-    for x in records:
-        m = x.get("model")
-        if m and m not in models_order:
-            models_order.append(m)
-    variants = ["raw", "guarded", "guarded (fallback length)"]
-
-    def key(t: dict[str, Any]) -> tuple[int, int]:
-        if t["method"] == "extractive":
-            return (-1, 0)
-        model, _, variant = t["method"].partition(" ")
-        return (models_order.index(model) if model in models_order else 99,
-                variants.index(variant) if variant in variants else 9)
-
-    return sorted(table, key=key)
+def merge(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``old`` without the sets and methods that ``new`` ran again, then ``new``."""
+    ran = {(x["set"], x["method"]) for x in new}
+    return [x for x in old if (x["set"], x["method"]) not in ran] + new
 
 
-def choose_default(table: list[dict[str, Any]]) -> dict[str, Any]:
-    """The guarded model that is clearly better than extractive (similarity +0.01 or ratio -0.03) at no
-    loss of numbers or negations and no longer output; extractive otherwise (it is also ~10^4 times
-    faster)."""
-    ex = next(t for t in table if t["method"] == "extractive")
-    best = ex
-    for t in table:
-        if "guarded" not in t["method"]:
-            continue
-        if t["numbers"] + 1e-9 < ex["numbers"] or t["negations"] + 1e-9 < ex["negations"]:
-            continue
-        if t["ratio"] > ex["ratio"] + 0.005:
-            continue
-        if t["similarity"] < ex["similarity"] + 0.01 and t["ratio"] > ex["ratio"] - 0.03:
-            continue
-        if (t["similarity"], -t["ratio"]) > (best["similarity"], -best["ratio"]):
-            best = t
-    return best
-
-
-def choose_topic_default(table: list[dict[str, Any]]) -> dict[str, Any]:
-    """Highest topic similarity among keyphrase (the extractive row) and the guarded models."""
-    cands = [t for t in table if t["method"] == "extractive" or t["method"].endswith(" guarded")]
-    return max(cands, key=lambda t: t["topic_similarity"])
-
-
-def render(records: list[dict[str, Any]], args: argparse.Namespace) -> str:
-    table = summarise(records)
-    ratio = records[0]["ratio"]
-    n_msgs = len({x["id"] for x in records})
-    langs = Counter(x["lang"] for x in records if x["method"] == "extractive")
-    lines = [
-        "# Compression benchmark",
-        "",
-        f"`python -m scripts.bench_compression` on {n_msgs} messages of `data/compression/messages.jsonl` "
-        f"({langs['en']} English, {langs['ru']} Russian, 21 to 130 words), target ratio {ratio}, "
-        "llama.cpp on 1 thread (n_threads = n_threads_batch = 1), greedy decoding, one-line grammar. "
-        "Tokens are o200k_base (gpt-4o-mini); similarity is the MiniLM-L6 cosine to the source; "
-        "numbers and negations are pooled over all messages and normalised as `afm_local/guard.py` "
-        "describes. *Raw* is the model's output as is; *guarded* is `GuardedCompressor`: the model's "
-        "output when `SummaryGuard` accepts it, else the extractive compression. Acceptance is the "
-        "share of messages whose output the guard accepts (for extractive: what the same guard would say "
-        "of it). Latency is the median per message; guarded includes the model call, the guard and any "
-        "fallback.",
-        "",
-        "| method | n | ratio out/in | numbers kept | negations kept | similarity (en / ru) | guard accepted | latency p50 | topic accepted | topic similarity | topic p50 |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for t in table:
-        lines.append(
-            f"| {t['method']} | {t['n']} | {t['ratio']:.2f} | {t['numbers']:.0%} | {t['negations']:.0%} | "
-            f"{t['similarity']:.3f} ({t['sim_en']:.2f} / {t['sim_ru']:.2f}) | {t['accepted']:.0%} | "
-            f"{t['latency'] * 1000:.0f} ms | {t['topic_accepted']:.0%} | {t['topic_similarity']:.3f} | {t['topic_latency'] * 1000:.0f} ms |"
-        )
-    partial = [t for t in table if t["n"] < n_msgs]
-    if partial:
-        lines += ["", "Rows with n < " + str(n_msgs) + " ran on the first n messages only (the run stopped early), so "
-                  "compare them with extractive on those messages, not with the extractive row above: "
-                  + ", ".join(f"{t['method']} ({t['n']})" for t in partial) + "."]
-    lines += ["", "Guard verdicts on the raw model outputs (first failed check):", "",
-              "| model | " + " | ".join(["accepted", "too long", "copy of input", "dropped number", "invented number",
-                                         "dropped negation", "dropped name", "low similarity", "other"]) + " |",
-              "|---|" + "---:|" * 9]
-    keys = ["accepted", "too long", "copy of input", "dropped number", "invented number", "dropped negation",
-            "dropped name", "low similarity"]
-    for t in table:
-        if not t["method"].endswith(" raw"):
-            continue
-        c = Counter(x["reason"] for x in records if x["method"] == t["method"])
-        other = sum(v for k, v in c.items() if k not in keys)
-        lines.append(f"| {t['method'][:-4]} | " + " | ".join(str(c.get(k, 0)) for k in keys) + f" | {other} |")
-    loads = {x["model"]: x["load_seconds"] for x in records if "model" in x}
-    if loads:
-        lines += ["", "Model load time: " + ", ".join(f"{k} {v:.2f} s" for k, v in loads.items()) + "."]
-    best = choose_default(table)
-    lines += ["", "## Examples", ""]
-    for mid in ("m25", "m02"):
-        src = next((x for x in records if x["id"] == mid and x["method"] == "extractive"), None)
-        if src is None:
-            continue
-        lines.append(f"Message `{mid}`:")
-        lines.append("")
-        for x in records:
-            if x["id"] == mid:
-                lines.append(f"- **{x['method']}** ({x['reason'] if 'guarded' in x['method'] else ('accepted' if x['accepted'] else x['reason'])}): {x['text']}")
-        lines.append("")
-    lines += ["## Default", ""]
-    lines.append(
-        f"By the rule in `choose_default` (a guarded model only if it is clearly better than extractive: "
-        f"similarity +0.01 or ratio -0.03, at no loss of numbers or negations and no longer output; else "
-        f"extractive), the default is "
-        f"**{best['method']}**: ratio {best['ratio']:.2f}, numbers {best['numbers']:.0%}, negations "
-        f"{best['negations']:.0%}, similarity {best['similarity']:.3f}, latency {best['latency'] * 1000:.0f} ms."
-    )
-    tbest = choose_topic_default(table)
-    tname = "KeyphraseTopicer" if tbest["method"] == "extractive" else tbest["method"]
-    lines.append("")
-    lines.append(
-        f"For topic labels the highest similarity is **{tname}** ({tbest['topic_similarity']:.3f}, "
-        f"{tbest['topic_accepted']:.0%} of labels guard-accepted, {tbest['topic_latency'] * 1000:.0f} ms)."
-    )
-    _RATIO[0] = ratio
-    lines += ["", "## README paragraph", "", args.readme or readme_paragraph(table, best, tbest), ""]
-    return "\n".join(lines)
-
-
-def readme_paragraph(table: list[dict[str, Any]], best: dict[str, Any], tbest: dict[str, Any]) -> str:
-    ex = next(t for t in table if t["method"] == "extractive")
-    rows = {t["method"]: t for t in table}
-    q = "qwen2.5-coder-0.5b-instruct"
-    raw, g = rows.get(f"{q} raw"), rows.get(f"{q} guarded")
-    n = ex["n"]
-    if best["method"] == "extractive":
-        lead = (f"afm-local compresses with the deterministic extractive compressor by default: on {n} English and "
-                f"Russian messages at the default ratio {ratio_of(table)} it keeps {ex['numbers']:.0%} of numbers and "
-                f"{ex['negations']:.0%} of negations at {ex['ratio']:.2f} of the tokens, in about 1 ms.")
-    else:
-        lead = (f"afm-local compresses with **{best['method']}** by default ({best['ratio']:.2f} of the tokens, "
-                f"{best['numbers']:.0%} of numbers kept, similarity {best['similarity']:.3f}).")
-    model = ""
-    if raw and g:
-        model = (f" The pinned offline model, Qwen2.5-Coder-0.5B-Instruct Q4_K_M (`afm-local models install "
-                 f"install`), only ever runs behind `GuardedCompressor`: raw, it kept {raw['numbers']:.0%} of numbers "
-                 f"and {raw['negations']:.0%} of negations, so every summary is checked (length, not a copy, every "
-                 f"number, negation and name, MiniLM similarity) and replaced by the extractive form when it fails; "
-                 f"at this ratio {g['accepted']:.0%} passed, at about {g['latency']:.0f} s a message on one thread, so "
-                 f"it is worth enabling for topic labels ({'its labels score ' + format(tbest['topic_similarity'], '.2f') + ' similarity vs ' + format(ex['topic_similarity'], '.2f') + ' for key phrases' if tbest is not None and tbest['method'] != 'extractive' else 'key phrases score as well'}) "
-                 f"and in a background worker, not on the request path.")
-    return (
-        "**Compression models.** " + lead + model +
-        " A user with a network should prefer a stronger instruct GGUF: Qwen2.5-1.5B-Instruct or "
-        "Qwen2.5-0.5B-Instruct (`Qwen/Qwen2.5-1.5B-Instruct-GGUF`, `Qwen/Qwen2.5-0.5B-Instruct-GGUF`, q4_k_m) or "
-        "gemma-3-1b-it GGUF. Download the file and use it by path, "
-        "`GuardedCompressor(LlamaCppCompressor(\"/path/to/qwen2.5-1.5b-instruct-q4_k_m.gguf\", name=\"qwen2.5-1.5b\"), "
-        "ExtractiveCompressor(counter), SummaryGuard(embedder, counter))`, or pin it in `models/manifest.json` "
-        "(kind `gguf`, its sha256, a `{\"local\": \"/path/to/file.gguf\"}` source), install it with "
-        "`afm-local models install NAME` and build it with `LlamaCppCompressor.from_manifest(NAME)`, "
-        "which checks the hash at every load. A GGUF with a chat template is prompted through it; a base model "
-        "through a few-shot prompt. Keep the guard on whatever model you choose."
-    )
-
-
-def ratio_of(table: list[dict[str, Any]]) -> Any:
-    return _RATIO[0]
-
-
-_RATIO = [0.35]
-
-
-def plot(records: list[dict[str, Any]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    table = summarise(records)
-    short = {"qwen2.5-coder-0.5b-instruct": "qwen0.5b", "smollm2-135m-instruct": "smollm2", "gemma3-270m": "gemma3"}
-    labels = []
-    for t in table:
-        label = t["method"].replace("guarded (fallback length)", "guard-fb")
-        for long, abbrev in short.items():
-            label = label.replace(long, abbrev)
-        labels.append(label)
-    metrics = [("ratio", "ratio out/in (lower = shorter)"), ("numbers", "numbers kept"),
-               ("negations", "negations kept"), ("similarity", "similarity to source"),
-               ("accepted", "guard accepted"), ("latency", "latency p50 (s)")]
-    fig, axes = plt.subplots(2, 3, figsize=(15, 8))
-    colors = ["#555555" if t["method"] == "extractive" else "#d98c3f" if t["method"].endswith("raw") else "#3f7fd9"
-              for t in table]
-    for ax, (key, title) in zip(axes.flat, metrics):
-        vals = [t[key] for t in table]
-        ax.bar(range(len(vals)), vals, color=colors)
-        ax.set_xticks(range(len(vals)))
-        ax.set_xticklabels(labels, fontsize=7, rotation=40, ha="right")
-        ax.set_title(title)
-        for i, v in enumerate(vals):
-            ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
-    fig.suptitle("Compression: extractive (grey), model raw (orange), guarded (blue)")
-    fig.tight_layout()
-    PLOT.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(PLOT, dpi=110)
+def write(records: list[dict[str, Any]]) -> None:
+    """Own-set records (with text) and real-set records (without) to their files."""
+    for path, own in ((OUTPUTS, True), (REAL_OUTPUTS, False)):
+        mine = [x for x in records if (x["set"] == "own") == own]
+        path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in mine), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", nargs="*", help="manifest names of GGUF models (default: every installed one)")
+    ap.add_argument("--sets", nargs="*", default=list(SETS), choices=SETS)
+    ap.add_argument("--models", nargs="*", default=[], help="manifest names of GGUF models to run behind the guard")
     ap.add_argument("--ratio", type=float, default=0.35, help="target share of tokens (AFMConfig default 0.35)")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--limit", type=int, default=0, help="only the first N messages")
-    ap.add_argument("--report-only", action="store_true", help="re-render docs from bench_outputs.jsonl")
-    ap.add_argument("--append", action="store_true",
-                    help="keep the outputs of models not in this run (recomputes extractive)")
-    ap.add_argument("--readme", default="", help="replace the generated README paragraph")
-    ap.add_argument("--no-write", action="store_true", help="print the tables only")
-    ap.add_argument("--out", default=str(OUTPUTS), help="where the per-message outputs go (jsonl)")
-    ap.add_argument("--also", nargs="*", default=[],
-                    help="outputs files of other runs (e.g. another --ratio) to add as extra tables")
-    ap.add_argument("--no-docs", action="store_true", help="write the outputs file but not the docs")
+    ap.add_argument("--model-cache", type=Path, default=None,
+                    help="JSONL cache of the models' outputs, outside the repository (it holds third-party text)")
+    ap.add_argument("--baseline", default=BASELINE, help="commit of the old extractive compressor ('' to skip)")
+    ap.add_argument("--report-only", action="store_true", help="re-render the doc from the outputs files")
+    ap.add_argument("--no-docs", action="store_true", help="print the report but write no file")
     ap.add_argument("--calibrate", action="store_true", help="print the guard threshold calibration figures")
     args = ap.parse_args(argv)
     if args.calibrate:
         return calibrate()
-    if args.report_only:
-        records = [json.loads(line) for line in Path(args.out).read_text(encoding="utf-8").splitlines() if line.strip()]
-    else:
-        records = run(args)
-    records = derive_fallback_policy(records)
-    text = render(records, args)
-    for extra in args.also:
-        more = derive_fallback_policy(
-            [json.loads(line) for line in Path(extra).read_text(encoding="utf-8").splitlines() if line.strip()])
-        head, _, _ = render(more, args).partition("\nGuard verdicts")
-        table = head[head.index("| method"):]
-        verdicts = render(more, args).split("Guard verdicts on the raw model outputs (first failed check):")[1]
-        verdicts = verdicts.split("\n\nModel load")[0].split("\n## ")[0]
-        section = (f"\n## At target ratio {more[0]['ratio']} ({Path(extra).name})\n\n" + table.strip()
-                   + "\n\nGuard verdicts on the raw model outputs:\n" + verdicts.rstrip() + "\n")
-        text = text.replace("\n## Examples", section + "\n## Examples", 1)
+    records = saved()
+    if not args.report_only:
+        rows = load_sets(args.sets)
+        meter = Meter(args.ratio)
+        runs: list[Callable[[], list[dict[str, Any]]]] = [lambda: run_extractive(rows, meter)]
+        if args.baseline:
+            runs.append(lambda: run_baseline(rows, meter, args.baseline))
+        runs += [lambda name=name: run_model(rows, meter, name, args.threads, args.model_cache) for name in args.models]
+        records = merge(records, [x for run in runs for x in run()])
+        if not args.no_docs:
+            write(records)
+    text = render(records)
     print(text)
-    if args.no_docs:
-        return 0
-    if not args.no_write:
-        DOC.parent.mkdir(parents=True, exist_ok=True)
-        DOC.write_text(text, encoding="utf-8")
-        plot(records)
-        print(f"wrote {DOC.relative_to(ROOT)} and {PLOT.relative_to(ROOT)}")
+    if not args.no_docs:
+        DOC.write_text(text + "\n", encoding="utf-8")
+        print(f"wrote {DOC.relative_to(ROOT)}")
     return 0
 
 

@@ -5,9 +5,11 @@ repository root (``python -m scripts.bench_speed``), so they import this module,
 
 from __future__ import annotations
 
+import hashlib
 import json
+import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -189,3 +191,85 @@ def write_headline() -> Path:
     path = OUT_DIR / "headline.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def form_sha(text: str) -> str:
+    """What is kept of a compressed form of a third-party message: enough to tell whether a judged form is
+    still the one the compressor makes, nothing of its words."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+JUDGEMENTS = {"f": "faithful", "g": "grammatical", "k": "keeps what a later question needs"}
+
+
+def cohen_kappa(a: Sequence[bool], b: Sequence[bool]) -> float:
+    """Agreement of two judges beyond chance: (observed - expected) / (1 - expected); 1.0 when both say the
+    same thing throughout (including the degenerate case where chance agreement is already 1)."""
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b)) / n
+    pa, pb = sum(a) / n, sum(b) / n
+    expected = pa * pb + (1 - pa) * (1 - pb)
+    return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
+
+
+def judged_figures(rows: Sequence[dict]) -> list[str]:
+    """Markdown table of two judges' yes/no verdicts (``{"judges": {CODE: "fgk" or with "-" for no}}``):
+    per judgement, each judge's rate of yes, their agreement, Cohen's kappa and the share both say yes."""
+    rows = [r for r in rows if len(r["judges"]) >= 2]
+    if not rows:
+        return ["No item has two judges' verdicts yet."]
+    codes = sorted(rows[0]["judges"])[:2]
+    lines = [f"n = {len(rows)}, judges {codes[0]} and {codes[1]}.", "",
+             f"| judgement | {codes[0]} yes | {codes[1]} yes | agreement | Cohen's kappa | both yes |",
+             "|---|---:|---:|---:|---:|---:|"]
+    checks = [(name, [i]) for i, name in enumerate(JUDGEMENTS.values())] + [("faithful and grammatical", [0, 1])]
+    for name, positions in checks:
+        a = [all(r["judges"][codes[0]][p] != "-" for p in positions) for r in rows]
+        b = [all(r["judges"][codes[1]][p] != "-" for p in positions) for r in rows]
+        n = len(rows)
+        lines.append(f"| {name} | {sum(a) / n:.0%} | {sum(b) / n:.0%} | {sum(x == y for x, y in zip(a, b)) / n:.0%} | "
+                     f"{cohen_kappa(a, b):.2f} | {sum(x and y for x, y in zip(a, b)) / n:.0%} |")
+    return lines
+
+
+class CachedModel:
+    """The GGUF model behind a cache of its outputs, so the raw and the guarded measurement share one call
+    and a re-run re-checks stored outputs (decoding is greedy: the model would write the same) instead of
+    spending seconds a message. The cache holds third-party text, so it lives outside the repository
+    (``--model-cache``); the model itself loads only when an output is missing."""
+
+    def __init__(self, name: str, threads: int, cache: Path | None) -> None:
+        from afm_local.local import llama
+
+        self.name, self.threads, self.cache = f"llama:{name}", threads, cache
+        self.model_name = name
+        self.prompts = {"compress": form_sha(json.dumps([llama._SYSTEM_COMPRESS, llama._EXAMPLES_COMPRESS])),
+                        "topic": form_sha(json.dumps([llama._SYSTEM_TOPIC, llama._EXAMPLES_TOPIC]))}
+        self.stored = {x["key"]: x for x in load_jsonl(cache)} if cache and cache.is_file() else {}
+        self.inner: Any = None
+        self.last_text, self.last_s = "", 0.0
+
+    def _call(self, kind: str, text: str, run: Callable[[Any], Any]) -> dict[str, Any]:
+        key = f"{self.model_name}|{self.prompts[kind.split('@')[0]]}|{kind}|{form_sha(text)}"
+        if key not in self.stored:
+            if self.inner is None:
+                from afm_local.local.llama import LlamaCppCompressor
+
+                self.inner = LlamaCppCompressor.from_manifest(self.model_name, threads=self.threads)
+            t = time.perf_counter()
+            out = run(self.inner)
+            self.stored[key] = {"key": key, "text": out, "seconds": time.perf_counter() - t}
+            if self.cache:
+                with self.cache.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(self.stored[key], ensure_ascii=False) + "\n")
+        return self.stored[key]
+
+    def compress(self, text: str, ratio: float) -> Any:
+        from afm_local.core.types import Compression
+
+        hit = self._call(f"compress@{ratio}", text, lambda m: m.compress(text, ratio).text)
+        self.last_text, self.last_s = hit["text"], hit["seconds"]
+        return Compression(hit["text"], self.name)
+
+    def topic(self, text: str) -> str:
+        return self._call("topic", text, lambda m: m.topic(text))["text"]

@@ -139,3 +139,36 @@ def spawn_module_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ca
     yield spawn
     for server in started:
         server.stop()
+
+
+# -- the real token counter, embedder and guard, each skipped (with the command that fixes it) when its
+#    model file is not installed --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def counter():
+    from real import FIX, installed
+
+    if not installed("tiktoken"):
+        pytest.skip(f"tiktoken vocabulary not installed; run `{FIX}`")
+    from afm_local.local.tokens import TiktokenCounter
+
+    return TiktokenCounter()
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from real import FIX, installed
+
+    if not installed("embedder"):
+        pytest.skip(f"MiniLM embedder not installed; run `{FIX}`")
+    from afm_local.local.embedding import OnnxEmbedder
+
+    return OnnxEmbedder(threads=1)
+
+
+@pytest.fixture(scope="session")
+def guard(embedder, counter):
+    from afm_local.text.guard import SummaryGuard
+
+    return SummaryGuard(embedder, counter)

@@ -10,9 +10,17 @@ from functools import lru_cache
 from pathlib import Path
 
 from afm_local import Components, local_components
+from afm_local.local import model_files as models
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+FIX = "afm-local models install"
+
+
+def installed(name: str) -> bool:
+    """Whether every file of model ``name`` is installed and matches its sha256."""
+    states = models.verify(names=[name])
+    return bool(states) and all(s.state == "ok" for s in states)
 
 
 @lru_cache(maxsize=1)

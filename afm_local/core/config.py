@@ -116,9 +116,11 @@ class AFMConfig(BaseModel):
         "o200k_base", description="Token counter of the budget: o200k_base, cl100k_base or gguf:PATH."
     )
     compressor_model: str | None = Field(
-        "qwen2.5-coder-0.5b-instruct",
-        description="Background GGUF model (manifest name or .gguf path) that names placeholder topics and, with "
-        "abstractive_summaries, proposes compressed forms; None: extractive forms and key-phrase topics only.",
+        None,
+        description="Background GGUF model (manifest name or .gguf path, e.g. qwen2.5-coder-0.5b-instruct) that names "
+        "placeholder topics and, with abstractive_summaries, proposes compressed forms; None (the default: the pinned "
+        "0.5B model's summaries pass the guard too rarely to earn 491 MB and a thread): extractive forms and key-phrase "
+        "topics only.",
     )
     abstractive_summaries: bool = Field(
         False, description="Let the background model propose compressed forms too (each checked by the guard)."

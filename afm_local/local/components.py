@@ -37,10 +37,10 @@ def local_components(
     by ``config.embedder``, the token counter by ``config.tokenizer``, the background model by
     ``config.compressor_model``).
 
-    With ``abstractive=True`` the GGUF compressor named by ``config.compressor_model`` is loaded to
-    run guarded in the background (``FocusManager()`` does this by default); when its file is not
-    installed the extractive compressor does all the work and says so in the log. Without it, tools
-    and benchmarks that only need the extractive forms stay light.
+    With ``abstractive=True`` the GGUF compressor named by ``config.compressor_model`` (``None`` by
+    default, so nothing) is loaded to run guarded in the background; when its file is not installed
+    the extractive compressor does all the work and says so in the log. Without it, tools and
+    benchmarks that only need the extractive forms stay light.
     """
     from .embedding import OnnxEmbedder
 

@@ -25,6 +25,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .. import __version__
+from ..core.config import AFMConfig
 from ..core.errors import (AFMError, BudgetTooSmall, InvalidInput, ModelError, StoreError, StoreFull,
                            StoreUnavailable, UnknownSession)
 from ..local import local_components
@@ -157,9 +158,11 @@ def run_server(
     workers: int = 2,
     synchronous: str = "NORMAL",
     abstractive: bool = True,
+    compressor_model: str | None = None,
 ) -> None:
     """Serve until interrupted. ``api_key_env`` names the environment variable holding the key; when it is
-    given the variable must be set and non-empty (the server refuses to start open by mistake)."""
+    given the variable must be set and non-empty (the server refuses to start open by mistake).
+    ``compressor_model`` names the background GGUF model (``AFMConfig.compressor_model``; none by default)."""
     import uvicorn
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -173,7 +176,7 @@ def run_server(
         log.warning("listening on %s without an API key: anyone who can reach this port can read every session", host)
     settings = ServerSettings(db=Path(db), upstream=upstream, api_key=api_key, upstream_api_key=upstream_key,
                               budget=budget, threads=threads, workers=workers, synchronous=synchronous,
-                              abstractive=abstractive)
+                              abstractive=abstractive, config=AFMConfig(compressor_model=compressor_model))
     app = create_app(settings)
     uvicorn.run(app, host=host, port=port, log_level="info", server_header=False, proxy_headers=False,
                 timeout_keep_alive=5, limit_concurrency=512, access_log=False)

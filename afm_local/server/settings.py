@@ -25,7 +25,7 @@ class ServerSettings:
     threads: int = 1
     workers: int = 2  # bounded pool for embedding / classification / packing
     synchronous: str = "NORMAL"  # WAL + NORMAL survives a process kill; FULL also a power loss
-    abstractive: bool = True  # refine compressed forms with the GGUF model in the background
+    abstractive: bool = True  # run config.compressor_model (none by default) in the background
     max_body_bytes: int = MAX_BODY_BYTES
     max_sessions_in_memory: int = 1000
     model_path: Path | None = None  # built-in answerer; default: the manifest's qwen2.5-coder GGUF

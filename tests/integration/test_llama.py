@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from afm_local.local import model_files as models
 from afm_local.text.compression import ExtractiveCompressor
-from afm_local.text.guard import GuardedCompressor, SummaryGuard, number_forms
+from afm_local.text import facts
+from afm_local.text.guard import GuardedCompressor
+
+from real import FIX, installed
 
 MODEL = "qwen2.5-coder-0.5b-instruct"
-FIX = "afm-local models install"
 
 BUDGET_RU = (
     "Мы с женой хотим открыть магазин на маркетплейсе. Бюджет строго не более 300 000 рублей, и кредит "
@@ -27,36 +28,9 @@ ALLERGY_EN = (
 )
 
 
-def _installed(name: str) -> bool:
-    return all(s.state == "ok" for s in models.verify(names=[name])) and bool(models.verify(names=[name]))
-
-
-@pytest.fixture(scope="module")
-def counter():
-    if not _installed("tiktoken"):
-        pytest.skip(f"tiktoken vocabulary not installed; run `{FIX}`")
-    from afm_local.local.tokens import TiktokenCounter
-
-    return TiktokenCounter()
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    if not _installed("embedder"):
-        pytest.skip(f"MiniLM embedder not installed; run `{FIX}`")
-    from afm_local.local.embedding import OnnxEmbedder
-
-    return OnnxEmbedder(threads=1)
-
-
-@pytest.fixture(scope="module")
-def guard(embedder, counter):
-    return SummaryGuard(embedder, counter)
-
-
 @pytest.fixture(scope="module")
 def llama():
-    if not _installed(MODEL):
+    if not installed(MODEL):
         pytest.skip(f"GGUF model {MODEL} not installed; run `{FIX} {MODEL}`")
     pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'afm-local[llm]')")
     from afm_local.local.llama import LlamaCppCompressor
@@ -86,53 +60,61 @@ def test_llama_topic_has_three_to_six_words(llama):
 # -- the guard (real embedder and token counter) ---------------------------------------------------
 
 
-def test_guard_rejects_a_copy_of_the_input(guard, counter):
-    generous = counter.count(BUDGET_RU)  # so the length check cannot be what rejects it
-    verdict = guard.check(BUDGET_RU, BUDGET_RU, generous)
-    assert not verdict.accepted and verdict.reason == "copy of input"
-    # A truncated prefix (what a small model does at its token cap) is a copy too.
+GOOD_EN = ("My son has a severe peanut allergy and carries an EpiPen. Restaurants in Bangkok must not cook with peanut "
+           "oil, and never suggest street food stalls for him. We land on 12 March for 9 nights.")
+GOOD_RU = ("Мы хотим открыть магазин на маркетплейсе: бюджет строго не более 300 тысяч рублей, кредит брать не будем; "
+           "одежда из хлопка от поставщика из Иваново.")
+
+
+def test_guard_rejects_a_copy_and_a_cut_copy(guard, counter):
+    verdict = guard.check(BUDGET_RU, BUDGET_RU, counter.count(BUDGET_RU))
+    assert not verdict.accepted and verdict.reason == "not shorter"
+    # A truncated prefix (what a small model does at its token cap) is cut off.
     prefix = " ".join(ALLERGY_EN.split()[:14])
     verdict = guard.check(ALLERGY_EN, prefix, counter.count(ALLERGY_EN))
-    assert not verdict.accepted and verdict.reason == "copy of input"
+    assert not verdict.accepted and verdict.reason == "cut off"
 
 
 def test_guard_rejects_a_summary_that_drops_a_number(guard, counter):
     target = round(counter.count(ALLERGY_EN) * 0.8)
-    bad = "Son has severe peanut allergy, carries EpiPen: Bangkok restaurants must not use peanut oil, never street food; land 12 March."
+    bad = GOOD_EN.replace(" for 9 nights", "")
     verdict = guard.check(ALLERGY_EN, bad, target)
     assert not verdict.accepted
-    assert verdict.reason == "dropped number" and verdict.details["missing"] == ["9"]
-    bad_ru = "Магазин на маркетплейсе с женой, бюджет строго не более 30 000 рублей, кредит не будем, детская одежда из Иваново."
-    verdict = guard.check(BUDGET_RU, bad_ru, round(counter.count(BUDGET_RU) * 0.8))
+    assert verdict.reason == "dropped number" and verdict.details["missing"] == "9"
+    bad_ru = GOOD_RU.replace("300 тысяч", "30 тысяч")
+    verdict = guard.check(BUDGET_RU, bad_ru, round(counter.count(BUDGET_RU) * 0.9))
     assert not verdict.accepted and verdict.reason == "dropped number"
 
 
 def test_guard_accepts_a_faithful_summary(guard, counter):
-    good = "Son has severe peanut allergy, carries EpiPen: Bangkok restaurants must not use peanut oil, never street food; land 12 March, 9 nights."
-    verdict = guard.check(ALLERGY_EN, good, round(counter.count(ALLERGY_EN) * 0.8))
+    verdict = guard.check(ALLERGY_EN, GOOD_EN, round(counter.count(ALLERGY_EN) * 0.8))
     assert verdict.accepted, verdict
     # "300 тысяч" is the same number as "300 000".
-    good_ru = "Магазин на маркетплейсе: бюджет строго не более 300 тысяч рублей, кредит брать не будем; детская одежда из хлопка от поставщика из Иваново."
-    verdict = guard.check(BUDGET_RU, good_ru, round(counter.count(BUDGET_RU) * 0.9))
+    verdict = guard.check(BUDGET_RU, GOOD_RU, round(counter.count(BUDGET_RU) * 0.9))
     assert verdict.accepted, verdict
 
 
-def test_guard_rejects_dropped_negation_and_overlong(guard, counter):
-    flipped = "Son has severe peanut allergy, carries EpiPen: Bangkok restaurants cook with peanut oil, street food fine; land 12 March, 9 nights."
-    verdict = guard.check(ALLERGY_EN, flipped, round(counter.count(ALLERGY_EN) * 0.8))
+def test_guard_rejects_telegraphic_and_negation_free_summaries(guard, counter):
+    target = round(counter.count(ALLERGY_EN) * 0.8)
+    flipped = GOOD_EN.replace("must not cook", "cook").replace("and never suggest", "and suggest")
+    verdict = guard.check(ALLERGY_EN, flipped, target)
     assert not verdict.accepted and verdict.reason == "dropped negation"
-    good = "Son has severe peanut allergy, carries EpiPen: Bangkok restaurants must not use peanut oil, never street food; land 12 March, 9 nights."
-    verdict = guard.check(ALLERGY_EN, good, 5)
+    telegraphic = GOOD_EN.replace("We land on 12 March for 9 nights.", "Land 12 March, stay 9 nights.")
+    assert guard.check(ALLERGY_EN, telegraphic, target).reason == "words dropped"
+    verdict = guard.check(ALLERGY_EN, GOOD_EN, 5)
     assert not verdict.accepted and verdict.reason == "too long"
     # length_policy="fallback" raises the limit to the fallback's length.
-    assert guard.check(ALLERGY_EN, good, 5, limit_tokens=counter.count(good)).accepted
+    assert guard.check(ALLERGY_EN, GOOD_EN, 5, limit_tokens=counter.count(GOOD_EN)).accepted
 
 
 def test_numbers_are_normalised():
-    assert number_forms("300,000") == number_forms("300 000") == number_forms("300000")
-    assert number_forms("300k")[0] & number_forms("300 000")[0]
-    assert number_forms("1,2 млн")[0] & number_forms("1 200 000")[0]
-    assert number_forms("1,500 requests") == number_forms("1500 requests")
+    def forms(text: str) -> frozenset[str]:
+        return facts.numbers(text)[0].forms
+
+    assert forms("300,000") == forms("300 000") == forms("300000")
+    assert forms("300k") & forms("300 000")
+    assert forms("1,2 млн") & forms("1 200 000")
+    assert forms("1,500 requests") == forms("1500 requests")
 
 
 # -- the guarded compressor ------------------------------------------------------------------------
@@ -145,7 +127,7 @@ def test_guarded_falls_back_when_the_model_file_is_absent(guard, counter, tmp_pa
     extractive = ExtractiveCompressor(counter)
     guarded = GuardedCompressor(lambda: LlamaCppCompressor(missing, name="absent"), extractive, guard)
     out = guarded.compress(ALLERGY_EN, 0.35)
-    assert out.method == "extractive(guard:model unavailable)"
+    assert out.method == f"{ExtractiveCompressor.name}(guard:model unavailable)"
     assert out.text == extractive.compress(ALLERGY_EN, 0.35).text
     assert guarded.counts == {"rejected:model unavailable": 1}
     assert "missing" in (guarded.primary_error or "") and "install" in guarded.primary_error
@@ -164,8 +146,8 @@ def test_guarded_real_model_is_checked_or_extractive(llama, guard, counter):
         if out.method.startswith("llama:"):
             assert guard.check(text, out.text, target).accepted, out
         else:
-            assert out.method.startswith("extractive(guard:"), out.method
+            assert out.method.startswith(f"{ExtractiveCompressor.name}(guard:"), out.method
             assert out.text == extractive.compress(text, 0.35).text
-            reason = out.method[len("extractive(guard:"):-1]
+            reason = out.method[len(f"{ExtractiveCompressor.name}(guard:"):-1]
             assert guarded.counts.get(f"rejected:{reason}", 0) >= 1
     assert sum(guarded.counts.values()) == 2

@@ -454,9 +454,10 @@ GGUF = REPO / "models" / "gguf" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 @pytest.mark.slow
 @pytest.mark.skipif(not GGUF.is_file(), reason="GGUF model not installed (afm-local models install)")
 def test_background_topics_are_persisted_and_survive_a_restart(spawn_server, tmp_path):
-    """The GGUF model names a long message's topic in the background; the store keeps it."""
+    """A GGUF model named with --compressor-model (the default names none) names a long message's topic in
+    the background; the store keeps it."""
     db = tmp_path / "topics.db"
-    srv = spawn_server("--db", str(db), name="topics")
+    srv = spawn_server("--db", str(db), "--compressor-model", "qwen2.5-coder-0.5b-instruct", name="topics")
     text = ("[RELEVANT] We compared three riverside hotels in Bangkok: the Chatrium costs 3,900 baht a night with a "
             "shuttle boat, the Millennium Hilton 4,600 with a rooftop pool, and the Peninsula 8,200 with a spa.")
     with httpx.Client(base_url=srv.url, timeout=60.0, trust_env=False) as c:
@@ -473,6 +474,6 @@ def test_background_topics_are_persisted_and_survive_a_restart(spawn_server, tmp
             pytest.fail(f"no model topic persisted; topic keys {keys}\n{srv.log()}")
         before = c.get(f"/v1/sessions/{sid}").json()["messages"][0]["placeholder"]
     srv.stop()
-    again = spawn_server("--db", str(db), name="topics-restart")
+    again = spawn_server("--db", str(db), "--compressor-model", "qwen2.5-coder-0.5b-instruct", name="topics-restart")
     with httpx.Client(base_url=again.url, timeout=60.0, trust_env=False) as c:
         assert c.get(f"/v1/sessions/{sid}").json()["messages"][0]["placeholder"] == before
