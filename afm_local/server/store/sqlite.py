@@ -131,13 +131,17 @@ class SQLiteStore(SQLStore):
         if primary == SQLITE_FULL or (primary == SQLITE_IOERR and self._no_room()):
             return StoreFull(f"{self.path}: no room left on the disk (or under the file-size limit); "
                              f"nothing was written ({name})")
-        if primary == SQLITE_READONLY:
+        if primary == SQLITE_READONLY or (primary == SQLITE_CANTOPEN and self._read_only()):
             return StoreUnavailable(f"cannot write {self.path}: the file or its folder is read-only ({name})")
         if primary in UNAVAILABLE:
             return StoreUnavailable(f"cannot use {self.path}: {exc} ({name})")
         if primary in (SQLITE_CORRUPT, SQLITE_NOTADB):
             return StoreError(f"{self.path} is not a usable SQLite database: {exc} ({name})")
         return None
+
+    def _read_only(self) -> bool:
+        """Whether this process may not write the database file or create its -wal and -shm next to it."""
+        return not os.access(self.path.parent, os.W_OK) or (self.path.exists() and not os.access(self.path, os.W_OK))
 
     def _no_room(self) -> bool:
         """Whether the file system, or this process's file-size limit, leaves no room for the database."""
