@@ -145,8 +145,14 @@ def test_a_replaced_postgres_database_is_refused(pg_cluster, pg_db):
         pg_cluster.drop_database(name)
         pg_cluster.create_database(name)
         open_store(pg_db).close()  # someone else's fresh store under the same name
-        with pytest.raises(StoreUnavailable, match="replaced"):
-            store.check()
+        reasons = []
+        for _ in range(3):  # a pooled connection the drop broke fails once first, then a new one is checked
+            with pytest.raises(StoreUnavailable) as info:
+                store.check()
+            reasons.append(str(info.value))
+            if "replaced" in reasons[-1]:
+                break
+        assert "replaced" in reasons[-1], reasons
         with pytest.raises(StoreUnavailable, match="replaced"):
             store.append_message(sid, "m", "user", "x", None)
         assert query(pg_db, "SELECT COUNT(*) FROM messages") == [(0,)]

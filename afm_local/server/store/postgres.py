@@ -20,9 +20,10 @@ Identity
 Errors
     By class: ``DiskFull`` (SQLSTATE 53100) is ``StoreFull``; a connection that fails or cannot be had
     within the pool's timeout, a read-only server or transaction, missing privileges or tables, and
-    PostgreSQL's internal errors are ``StoreUnavailable``. A connection is checked when it leaves the
-    pool, so a dead one fails before a write is sent; no write is ever retried blindly (a retried
-    append could store a message twice).
+    PostgreSQL's internal errors are ``StoreUnavailable``. A pooled connection that a server restart
+    broke fails the one request that uses it next (503, before anything is written) and is replaced;
+    checking every connection as it leaves the pool would cost a round trip on every store call. No
+    write is ever retried (a retried append could store a message twice).
 
 The URL's password never reaches a log or an error message: ``description`` is the URL without it,
 and driver messages are scrubbed of it.
@@ -80,8 +81,8 @@ class PostgresStore(SQLStore):
         self._conninfo = conninfo
         self._probe()  # a clear one-line error (refused, wrong password, no such database) before the pool
         self._pool = ConnectionPool(conninfo, min_size=1, max_size=max(2, pool_size), timeout=timeout_s,
-                                    kwargs={"autocommit": True}, configure=self._configure,
-                                    check=ConnectionPool.check_connection, name="afm-local", open=False)
+                                    kwargs={"autocommit": True}, configure=self._configure, name="afm-local",
+                                    open=False)
         try:
             self._pool.open(wait=True, timeout=timeout_s)
             self.store_id = self._migrate()

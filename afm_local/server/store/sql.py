@@ -153,13 +153,13 @@ class SQLStore(ABC):
         when there is no such session. A worker calls it to catch up with what others appended."""
         if not valid_session_id(session_id):
             return None
-        with self._transaction(write=False) as db:
-            head = db.execute("SELECT next_seq FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if head is None:
-                return None
-            rows = db.execute("SELECT seq, message_id, role, content, importance, created FROM messages "
-                              "WHERE session_id = ? AND seq >= ? ORDER BY seq", (session_id, since)).fetchall()
-        return int(head[0]), [_message_row(r) for r in rows]
+        with self._transaction(write=False) as db:  # one round trip: this runs before every use of a session
+            rows = db.execute("SELECT s.next_seq, m.seq, m.message_id, m.role, m.content, m.importance, m.created "
+                              "FROM sessions s LEFT JOIN messages m ON m.session_id = s.id AND m.seq >= ? "
+                              "WHERE s.id = ? ORDER BY m.seq", (since, session_id)).fetchall()
+        if not rows:
+            return None
+        return int(rows[0][0]), [_message_row(r[1:]) for r in rows if r[1] is not None]
 
     # ------------------------------------------------------------------ CacheBackend
 
