@@ -15,6 +15,7 @@ keyed by content hash, so they stay correct whatever any worker does, and are bo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -136,10 +137,11 @@ class AppState:
 
     def prepare_artifacts(self, row: dict[str, Any]) -> None:
         """Compute and store every artifact of a message about to be appended, so that its row commits
-        last and restoring it never runs a model. The throwaway manager's background job is cancelled:
-        the session's own manager schedules it when it takes the message in."""
-        with self.manager(self.session_cache) as fm:
-            fm.add_messages([row])
+        last and restoring it never runs a model. The throwaway manager has no background model: the
+        session's own manager schedules that job when it takes the message in."""
+        assert self.components is not None
+        instant = dataclasses.replace(self.components, abstractive=None)
+        FocusManager(self.settings.config, components=instant, cache=self.session_cache).add_messages([row])
 
     def _evict(self) -> None:
         excess = len(self.sessions) - self.settings.max_sessions_in_memory

@@ -74,8 +74,9 @@ class PostgresStore(SQLStore):
         self._timeout = timeout_s
         self._lost: str | None = None
         try:
-            conninfo = make_conninfo(url, connect_timeout=str(CONNECT_TIMEOUT_S), application_name="afm-local")
-            conninfo_to_dict(conninfo)
+            params = {"connect_timeout": str(CONNECT_TIMEOUT_S), "application_name": "afm-local",
+                      **conninfo_to_dict(url)}  # the URL's own settings win
+            conninfo = make_conninfo(**params)
         except psycopg.ProgrammingError as exc:
             raise InvalidInput(f"--db {self.description}: not a valid PostgreSQL URL ({self._scrub(exc)})") from None
         self._conninfo = conninfo
