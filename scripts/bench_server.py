@@ -11,7 +11,7 @@ database. Prints markdown tables and writes them to ``--out`` (docs/benchmarks/s
 
     python -m scripts.bench_server                                     # SQLite, 1 process
     dsn=$(python -m scripts.pgcluster start /tmp/afm-bench-pg)          # a private PostgreSQL, if needed
-    python -m scripts.bench_server --db "$dsn" --processes 2          # + PostgreSQL with 1 and 2 processes
+    python -m scripts.bench_server --db "$dsn" --processes 2          # + PostgreSQL: 1, 2 processes, --workers 2
     python -m scripts.pgcluster stop /tmp/afm-bench-pg
 
 Exit status 1 when any request failed or an acknowledged message is missing.
@@ -24,6 +24,7 @@ import os
 import platform
 import random
 import secrets
+import shutil
 import signal
 import sqlite3
 import statistics
@@ -71,10 +72,25 @@ class Result:
     stored: set[str] = field(default_factory=set)
     rows: int = 0
     integrity: str = "n/a"
+    server_cpu: float = 0.0  # CPU seconds the server processes spent during the requests
 
     @property
     def lost(self) -> int:
         return len(set(self.acked) - self.stored)
+
+
+def process_tree_cpu(pids: list[int]) -> float:
+    """User + system CPU seconds of these processes and all their descendants (Linux /proc)."""
+    total, todo = 0.0, list(pids)
+    while todo:
+        pid = todo.pop()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            todo += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def free_port() -> int:
@@ -182,8 +198,9 @@ def seed(url: str, count: int) -> list[str]:
 
 
 def drive(urls: list[str], sessions: list[str], args: argparse.Namespace, result: Result) -> None:
-    """``args.requests`` requests from ``args.clients`` threads, the same plan for every configuration;
-    client ``n`` talks to ``urls[n % len(urls)]`` over one keep-alive connection, as behind a balancer."""
+    """``args.requests`` requests from ``args.clients`` threads, the same plan for every configuration.
+    A request for session ``s`` goes to ``urls[s % len(urls)]``, as a balancer that hashes the session id
+    would send it (each client keeps one connection per server)."""
     rng = random.Random(args.seed)
     plan = iter([("append" if rng.random() < args.append_share else "context", rng.randrange(len(sessions)), i)
                  for i in range(args.requests)])
@@ -191,14 +208,15 @@ def drive(urls: list[str], sessions: list[str], args: argparse.Namespace, result
 
     def client(n: int) -> None:
         crng = random.Random(args.seed * 1000 + n)
-        with httpx.Client(base_url=urls[n % len(urls)], timeout=120, trust_env=False) as c:
+        connections = [httpx.Client(base_url=url, timeout=120, trust_env=False) for url in urls]
+        try:
             while True:
                 with lock:
                     task = next(plan, None)
                 if task is None:
                     return
                 kind, s, i = task
-                t0 = time.perf_counter()
+                c, t0 = connections[s % len(urls)], time.perf_counter()
                 try:
                     if kind == "append":
                         r = c.post(f"/v1/sessions/{sessions[s]}/messages",
@@ -215,6 +233,9 @@ def drive(urls: list[str], sessions: list[str], args: argparse.Namespace, result
                         result.errors.append(f"{kind}: {error}")
                     elif kind == "append":
                         result.acked.append(r.json()["id"])
+        finally:
+            for c in connections:
+                c.close()
 
     threads = [threading.Thread(target=client, args=(n,)) for n in range(args.clients)]
     t_start = time.perf_counter()
@@ -235,7 +256,10 @@ def run(config: Config, args: argparse.Namespace, workdir: Path) -> Result:
     try:
         sessions = seed(urls[0], args.sessions)
         result.seeded = 2 * len(sessions)
+        pids = [proc.pid for proc, _ in servers]
+        cpu = process_tree_cpu(pids)
         drive(urls, sessions, args, result)
+        result.server_cpu = process_tree_cpu(pids) - cpu
     finally:
         for proc, _ in servers:
             proc.send_signal(signal.SIGTERM)
@@ -257,55 +281,84 @@ def throughput(result: Result) -> float:
     return len(result.latencies) / result.wall if result.wall else 0.0
 
 
-def report(results: list[Result], args: argparse.Namespace, pg_url: str | None) -> str:
-    summary = ["| configuration | requests | req/s | vs 1 process | p50 (ms) | p99 (ms) | errors | acknowledged | lost |",
-               "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+def summary_rows(groups: dict[str, list[Result]]) -> list[str]:
+    """One row per configuration: medians over its runs; the ratio is against one process on the same store."""
+    rows = ["| configuration | req/s (median) | req/s per run | vs 1 process | p50 (ms) | p99 (ms) | server CPU per "
+            "request (ms) | errors | acknowledged | lost |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, runs in groups.items():
+        single = groups["PostgreSQL, 1 process" if name.startswith("PostgreSQL") else "SQLite, 1 process"]
+        rate = statistics.median(throughput(r) for r in runs)
+        p50 = statistics.median(percentile([dt for _, dt, _ in r.latencies], 50) for r in runs)
+        p99 = statistics.median(percentile([dt for _, dt, _ in r.latencies], 99) for r in runs)
+        cpu = statistics.median(r.server_cpu / max(1, len(r.latencies)) for r in runs)
+        rows.append(f"| {name} | {rate:.1f} | {' · '.join(f'{throughput(r):.1f}' for r in runs)} | "
+                    f"{rate / statistics.median(throughput(r) for r in single):.2f}× | {1000 * p50:.0f} | "
+                    f"{1000 * p99:.0f} | {1000 * cpu:.1f} | {sum(len(r.errors) for r in runs)} | "
+                    f"{sum(len(r.acked) for r in runs)} | **{sum(r.lost for r in runs)}** |")
+    return rows
+
+
+def detail_rows(name: str, runs: list[Result]) -> list[str]:
+    """Latencies by request kind, all runs of one configuration together."""
+    rows = [f"### {name}", "", "| kind | requests | p50 (ms) | p95 (ms) | p99 (ms) | mean (ms) | errors |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for kind in ("append", "context", "all"):
+        sample = [(dt, st) for r in runs for k, dt, st in r.latencies if kind in ("all", k)]
+        lat = [dt for dt, _ in sample]
+        rows.append(f"| {kind} | {len(lat)} | {1000 * percentile(lat, 50):.1f} | {1000 * percentile(lat, 95):.1f} | "
+                    f"{1000 * percentile(lat, 99):.1f} | {1000 * (statistics.mean(lat) if lat else float('nan')):.1f} | "
+                    f"{sum(1 for _, st in sample if st not in (200, 201))} |")
+    stored = sum(r.rows for r in runs)
+    integrity = ", ".join(sorted({r.integrity for r in runs}))
+    return rows + ["", f"{len(runs)} runs: appends acknowledged {sum(len(r.acked) for r in runs)} (plus "
+                       f"{sum(r.seeded for r in runs)} seed messages), message rows stored {stored}, lost "
+                       f"{sum(r.lost for r in runs)}; SQLite integrity_check: {integrity}.", ""]
+
+
+def report(results: list[Result], args: argparse.Namespace) -> str:
+    groups: dict[str, list[Result]] = {}
     for r in results:
-        lat = [dt for _, dt, _ in r.latencies]
-        single = next((x for x in results if x.config.processes == 1 and
-                       is_postgres_url(x.config.db) == is_postgres_url(r.config.db)), r)
-        summary.append(f"| {r.config.name} | "
-                       f"{len(lat)} | {throughput(r):.1f} | {throughput(r) / throughput(single):.2f}× | "
-                       f"{1000 * percentile(lat, 50):.0f} | {1000 * percentile(lat, 99):.0f} | {len(r.errors)} | "
-                       f"{len(r.acked)} | **{r.lost}** |")
-    details = []
-    for r in results:
-        details += [f"### {r.config.name}", "",
-                    "| kind | requests | req/s | p50 (ms) | p95 (ms) | p99 (ms) | mean (ms) | errors |",
-                    "|---|---:|---:|---:|---:|---:|---:|---:|"]
-        for kind in ("append", "context", "all"):
-            lat = [dt for k, dt, _ in r.latencies if kind in ("all", k)]
-            errs = sum(1 for k, _, st in r.latencies if kind in ("all", k) and st not in (200, 201))
-            details.append(f"| {kind} | {len(lat)} | {len(lat) / r.wall:.1f} | {1000 * percentile(lat, 50):.1f} | "
-                           f"{1000 * percentile(lat, 95):.1f} | {1000 * percentile(lat, 99):.1f} | "
-                           f"{1000 * (statistics.mean(lat) if lat else float('nan')):.1f} | {errs} |")
-        details += ["", f"Appends acknowledged {len(r.acked)} (plus {r.seeded} seed messages); message rows stored "
-                        f"{r.rows}; lost {r.lost}; SQLite integrity_check {r.integrity}; wall {r.wall:.1f} s.", ""]
-    command = f"python -m scripts.bench_server --clients {args.clients} --requests {args.requests} --sessions {args.sessions}"
-    if pg_url:
-        command += f" --db {redact_url(pg_url)} --processes {args.processes}"
+        groups.setdefault(r.config.name, []).append(r)
+    command = (f"python -m scripts.bench_server --clients {args.clients} --requests {args.requests} "
+               f"--sessions {args.sessions} --repeat {args.repeat}")
+    if args.db:
+        command += f" --db {redact_url(args.db)} --processes {args.processes}"
     return "\n".join([
         "# afm-local serve: load test", "",
         f"`{command}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).", "",
         f"Machine: {os.cpu_count()} CPU cores ({platform.machine()}, {platform.system()}), Python "
-        f"{platform.python_version()}. Every configuration runs the same {args.requests} requests "
-        f"({args.append_share:.0%} appends, the rest context builds with a {args.budget}-token budget) from "
-        f"{args.clients} client threads over {args.sessions} sessions, against a fresh store; the clients run on "
-        f"the same machine and share its cores. Each server process has --concurrency {args.concurrency} and one "
-        f"thread per native library; SQLite runs WAL + synchronous=NORMAL, PostgreSQL (a local server) "
-        f"flushes every acknowledged commit (synchronous_commit=on). \"N processes\" are N servers on their own "
-        f"ports with the clients spread evenly over them, as a load balancer would; \"--workers N\" is one server "
-        f"whose N worker processes share one port, where the kernel hands each new connection to one of them. "
-        f"Lost = acknowledged appends missing from the database afterwards.", "",
-        *summary, "", *details,
+        f"{platform.python_version()}, shared with other work (load average {os.getloadavg()[0]:.1f} at the end). "
+        f"Every run sends the same {args.requests} requests ({args.append_share:.0%} appends, the rest context "
+        f"builds with a {args.budget}-token budget) from {args.clients} client threads over {args.sessions} "
+        f"sessions to a fresh store; the clients run on the same machine. The configurations take turns, "
+        f"{args.repeat} rounds, and each figure is the median of its runs. Each server process has "
+        f"--concurrency {args.concurrency} and one thread per native library; SQLite runs WAL + "
+        f"synchronous=NORMAL, PostgreSQL (on the same machine) flushes every acknowledged commit. \"N processes\" "
+        f"are N servers on their own ports, a session's requests going to one of them by its id (as a balancer "
+        f"hashing the session id would); \"--workers N\" is one server whose N processes share one port, where "
+        f"the kernel hands each connection to one of them, so every process serves every session. Lost = "
+        f"acknowledged appends missing from the database afterwards.", "",
+        *summary_rows(groups), "", *[line for name, runs in groups.items() for line in detail_rows(name, runs)],
     ])
+
+
+def plan_configs(args: argparse.Namespace) -> list[tuple[str, int, bool]]:
+    """(name, processes, on one port) of every configuration, SQLite first."""
+    configs = [("SQLite, 1 process", 1, False)]
+    if args.db:
+        configs.append(("PostgreSQL, 1 process", 1, False))
+        if args.processes > 1:
+            configs += [(f"PostgreSQL, {args.processes} processes", args.processes, False),
+                        (f"PostgreSQL, --workers {args.processes}", args.processes, True)]
+    return configs
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--db", help="a postgresql:// URL: also run PostgreSQL with 1 and --processes processes "
                                  "(fresh databases are created on that server and dropped)")
-    ap.add_argument("--processes", type=int, default=2, help="worker processes of the PostgreSQL run (default 2)")
+    ap.add_argument("--processes", type=int, default=2, help="worker processes of the PostgreSQL runs (default 2)")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds over all configurations (medians are reported)")
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--requests", type=int, default=2000)
     ap.add_argument("--sessions", type=int, default=50)
@@ -319,29 +372,29 @@ def main() -> int:
         ap.error("--db takes a postgresql:// URL (SQLite always runs, on a fresh temporary file)")
 
     workdir = Path(tempfile.mkdtemp(prefix="afm-bench-"))
-    results = [run(Config("SQLite, 1 process", str(workdir / "bench.db"), 1), args, workdir)]
-    runs: list[tuple[str, int, bool]] = []  # (name, processes, on one port)
-    if args.db:
-        runs.append(("PostgreSQL, 1 process", 1, False))
-        if args.processes > 1:
-            runs += [(f"PostgreSQL, {args.processes} processes", args.processes, False),
-                     (f"PostgreSQL, --workers {args.processes}", args.processes, True)]
-    for name, processes, one_port in runs:
-        url, database = fresh_postgres_database(args.db)
-        try:
-            results.append(run(Config(name, url, processes, one_port), args, workdir))
-        finally:
-            drop_postgres_database(args.db, database)
-    text = report(results, args, args.db)
+    results = []
+    for round_ in range(args.repeat):
+        for k, (name, processes, one_port) in enumerate(plan_configs(args)):
+            if not name.startswith("PostgreSQL"):
+                results.append(run(Config(name, str(workdir / f"bench-{round_}-{k}.db"), 1), args, workdir))
+                continue
+            url, database = fresh_postgres_database(args.db)
+            try:
+                results.append(run(Config(name, url, processes, one_port), args, workdir))
+            finally:
+                drop_postgres_database(args.db, database)
+    text = report(results, args)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text + "\n", encoding="utf-8")
-    failed = any(r.errors or r.lost or r.rows != len(r.acked) + r.seeded or r.integrity not in ("ok", "n/a")
-                 for r in results)
     for r in results:
         if r.errors:
             print(f"{r.config.name}: first errors:", *r.errors[:5], sep="\n  ", file=sys.stderr)
-    return 1 if failed else 0
+    if any(r.errors or r.lost or r.rows != len(r.acked) + r.seeded or r.integrity not in ("ok", "n/a") for r in results):
+        print(f"server logs and SQLite files kept in {workdir}", file=sys.stderr)
+        return 1
+    shutil.rmtree(workdir)
+    return 0
 
 
 if __name__ == "__main__":
