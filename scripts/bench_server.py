@@ -284,16 +284,18 @@ def throughput(result: Result) -> float:
 def summary_rows(groups: dict[str, list[Result]]) -> list[str]:
     """One row per configuration: medians over its runs; the ratio is against one process on the same store."""
     rows = ["| configuration | req/s (median) | req/s per run | vs 1 process | p50 (ms) | p99 (ms) | server CPU per "
-            "request (ms) | errors | acknowledged | lost |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+            "request (ms) | server cores busy | errors | acknowledged | lost |",
+            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, runs in groups.items():
         single = groups["PostgreSQL, 1 process" if name.startswith("PostgreSQL") else "SQLite, 1 process"]
         rate = statistics.median(throughput(r) for r in runs)
         p50 = statistics.median(percentile([dt for _, dt, _ in r.latencies], 50) for r in runs)
         p99 = statistics.median(percentile([dt for _, dt, _ in r.latencies], 99) for r in runs)
         cpu = statistics.median(r.server_cpu / max(1, len(r.latencies)) for r in runs)
+        busy = statistics.median(r.server_cpu / r.wall for r in runs)
         rows.append(f"| {name} | {rate:.1f} | {' · '.join(f'{throughput(r):.1f}' for r in runs)} | "
                     f"{rate / statistics.median(throughput(r) for r in single):.2f}× | {1000 * p50:.0f} | "
-                    f"{1000 * p99:.0f} | {1000 * cpu:.1f} | {sum(len(r.errors) for r in runs)} | "
+                    f"{1000 * p99:.0f} | {1000 * cpu:.1f} | {busy:.2f} | {sum(len(r.errors) for r in runs)} | "
                     f"{sum(len(r.acked) for r in runs)} | **{sum(r.lost for r in runs)}** |")
     return rows
 
@@ -336,8 +338,10 @@ def report(results: list[Result], args: argparse.Namespace) -> str:
         f"synchronous=NORMAL, PostgreSQL (on the same machine) flushes every acknowledged commit. \"N processes\" "
         f"are N servers on their own ports, a session's requests going to one of them by its id (as a balancer "
         f"hashing the session id would); \"--workers N\" is one server whose N processes share one port, where "
-        f"the kernel hands each connection to one of them, so every process serves every session. Lost = "
-        f"acknowledged appends missing from the database afterwards.", "",
+        f"the kernel hands each connection to one of them, so every process serves every session. Server CPU "
+        f"is the user + system time of the server processes during the requests (PostgreSQL's own not "
+        f"included); cores busy is that time over the wall time. Lost = acknowledged appends missing from the "
+        f"database afterwards.", "",
         *summary_rows(groups), "", *[line for name, runs in groups.items() for line in detail_rows(name, runs)],
     ])
 
