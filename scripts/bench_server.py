@@ -317,6 +317,20 @@ def detail_rows(name: str, runs: list[Result]) -> list[str]:
                        f"{sum(r.lost for r in runs)}; SQLite integrity_check: {integrity}.", ""]
 
 
+def machine_note() -> str:
+    """What limits the CPU this benchmark can get on a shared Linux machine."""
+    try:
+        autogroup = Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        autogroup = False
+    if not autogroup:
+        return ""
+    return (" Linux autogroup scheduling is on: the clients and every server process of this benchmark share "
+            "one scheduler group, so while other sessions keep the cores busy that group gets its share of the "
+            "machine however many server processes it runs (compare the cores busy); more processes can only "
+            "show their gain when the machine is otherwise idle.")
+
+
 def report(results: list[Result], args: argparse.Namespace) -> str:
     groups: dict[str, list[Result]] = {}
     for r in results:
@@ -341,7 +355,7 @@ def report(results: list[Result], args: argparse.Namespace) -> str:
         f"the kernel hands each connection to one of them, so every process serves every session. Server CPU "
         f"is the user + system time of the server processes during the requests (PostgreSQL's own not "
         f"included); cores busy is that time over the wall time. Lost = acknowledged appends missing from the "
-        f"database afterwards.", "",
+        f"database afterwards.{machine_note()}", "",
         *summary_rows(groups), "", *[line for name, runs in groups.items() for line in detail_rows(name, runs)],
     ])
 
