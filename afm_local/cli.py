@@ -175,11 +175,15 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from .server import run_server
+    from .server.store import is_postgres_url, redact_url
 
+    if is_postgres_url(args.db) and args.db != os.environ.get("AFM_DB") and redact_url(args.db) != args.db:
+        print("afm-local: warning: the --db password is visible to every local user in `ps`; "
+              "use PGPASSWORD, ~/.pgpass or $AFM_DB instead", file=sys.stderr)
     run_server(
-        host=args.host, port=args.port, db=Path(args.db), upstream=args.upstream,
+        host=args.host, port=args.port, db=args.db, upstream=args.upstream,
         api_key_env=args.api_key_env, budget=args.budget, threads=args.threads,
-        upstream_api_key_env=args.upstream_api_key_env, workers=args.workers,
+        upstream_api_key_env=args.upstream_api_key_env, workers=args.workers, concurrency=args.concurrency,
         synchronous=args.synchronous, abstractive=args.abstractive, compressor_model=args.compressor_model,
     )
     return 0
@@ -225,14 +229,22 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="run the local memory service (HTTP)")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8765)
-    s.add_argument("--db", default="afm-local.db", help="SQLite database path")
+    s.add_argument("--db", default=os.environ.get("AFM_DB", "afm-local.db"),
+                   help="SQLite database path, or postgresql://USER@HOST/DB shared by several workers "
+                        "(default $AFM_DB, else afm-local.db; keep a password out of the command line, where ps "
+                        "shows it: PGPASSWORD, ~/.pgpass or $AFM_DB)")
     s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions")
     s.add_argument("--api-key-env", help="name of the environment variable holding the API key")
     s.add_argument("--upstream-api-key-env", help="environment variable with the upstream's own API key")
     s.add_argument("--budget", type=int, default=2000, help="default token budget for proxied chats")
-    s.add_argument("--workers", type=int, default=2, help="bounded pool for model work (default 2)")
+    s.add_argument("--workers", type=int, default=1,
+                   help="worker processes sharing the port (default 1); more than one wants a postgresql:// --db "
+                        "or a SQLite file on a local disk")
+    s.add_argument("--concurrency", type=int, default=2,
+                   help="requests doing model or store work at once in each worker (default 2)")
     s.add_argument("--synchronous", choices=["NORMAL", "FULL", "EXTRA"], default="NORMAL",
-                   help="SQLite durability: NORMAL survives a process kill, FULL also a power loss")
+                   help="SQLite durability: NORMAL survives a process kill, FULL also a power loss "
+                        "(PostgreSQL commits are always flushed)")
     s.add_argument("--compressor-model", metavar="NAME",
                    help="background GGUF model (manifest name or .gguf path) that names topics; none by default")
     s.add_argument("--no-abstractive", dest="abstractive", action="store_false",

@@ -2,13 +2,13 @@
 # Set up .venv with afm-local and install its local models. Idempotent: a re-run checks hashes
 # and returns in seconds.
 #   scripts/setup.sh            runtime + llama.cpp compressor
-#   scripts/setup.sh dev        + training, benchmark and test tools (what scripts/test.sh uses)
+#   scripts/setup.sh dev        + PostgreSQL client, training, benchmark and test tools (what scripts/test.sh uses)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 case "${1:-}" in
   "") extras="llm" ;;
-  dev) extras="llm,train,bench,test" ;;
+  dev) extras="llm,postgres,train,bench,test" ;;
   *) echo "usage: scripts/setup.sh [dev]" >&2; exit 2 ;;
 esac
 

@@ -18,6 +18,9 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from scripts.pgcluster import PgCluster  # noqa: E402  (needs REPO on the path)
+from stores import new_cluster  # noqa: E402
+
 # Every native library in a child process runs on one thread (the test machines have 2 noisy cores).
 THREAD_ENV = {
     "OMP_NUM_THREADS": "1",
@@ -95,6 +98,18 @@ class ServerProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def children(self) -> list[int]:
+        """The worker processes of ``--workers N``: children of the server process started by
+        multiprocessing's spawn (not its resource tracker)."""
+        if not self.alive():
+            return []
+        assert self.proc is not None
+        try:
+            pids = [int(p) for p in Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()]
+        except OSError:
+            return []
+        return [pid for pid in pids if b"spawn_main" in _read(f"/proc/{pid}/cmdline")]
+
     def kill(self) -> None:
         """SIGKILL: no shutdown handler runs, exactly like a crash."""
         if self.alive():
@@ -103,13 +118,34 @@ class ServerProcess:
             self.proc.wait(timeout=30)
 
     def stop(self) -> None:
+        """SIGTERM (a supervisor stops and waits for its workers); if that hangs, SIGKILL the server and
+        then the workers it had, each only while it is still the same process (same start time)."""
         if self.alive():
             assert self.proc is not None
+            workers = {pid: _start_time(pid) for pid in self.children()}
             self.proc.terminate()
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 self.kill()
+                for pid, started in workers.items():
+                    if started is not None and _start_time(pid) == started:
+                        os.kill(pid, signal.SIGKILL)
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        return b""
+
+
+def _start_time(pid: int) -> str | None:
+    """A process's start time (field 22 of /proc/PID/stat): with the pid, it names one process."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
 
 
 def _factory(directory: Path) -> tuple[Callable[..., ServerProcess], list[ServerProcess]]:
@@ -172,3 +208,31 @@ def guard(embedder, counter):
     from afm_local.text.guard import SummaryGuard
 
     return SummaryGuard(embedder, counter)
+
+
+# ------------------------------------------------------------------------------------------ stores
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[PgCluster]:
+    """One private PostgreSQL cluster for the whole test session (skipped, with the reason, only when
+    PostgreSQL is not installed)."""
+    cluster = new_cluster()
+    yield cluster
+    cluster.destroy()
+
+
+@pytest.fixture
+def pg_db(pg_cluster: PgCluster) -> Iterator[str]:
+    """The URL of a fresh database, dropped after the test."""
+    dsn = pg_cluster.create_database()
+    yield dsn
+    pg_cluster.drop_database(dsn.rsplit("/", 1)[1])
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """``--db`` for a fresh store: a SQLite file, then a PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "store.db")
+    return str(request.getfixturevalue("pg_db"))

@@ -15,7 +15,7 @@ import logging
 import os
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 import anyio
 import httpx
@@ -34,6 +34,7 @@ from .middleware import AuthMiddleware, BodyLimitMiddleware, MetricsMiddleware
 from .routes import chat, context, ops, sessions
 from .settings import ServerSettings
 from .state import AppState
+from .store import open_store
 
 log = logging.getLogger("afm_local.server")
 
@@ -73,7 +74,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             # trust_env=False: no proxy or netrc from the environment; the upstream is the only peer.
             state.http = httpx.AsyncClient(trust_env=False, follow_redirects=False,
                                            timeout=httpx.Timeout(settings.upstream_timeout_s, connect=10.0))
-        log.info("afm-local server ready (db=%s, upstream=%s, auth=%s)", settings.db,
+        log.info("afm-local server ready (db=%s, upstream=%s, auth=%s)", state.store.description,
                  settings.upstream or "built-in", "on" if settings.api_key else "off")
         try:
             yield
@@ -145,27 +146,51 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+class WorkerApp:
+    """The ASGI app of one worker process of ``--workers N``. The settings reach the process pickled
+    over the spawn pipe (never through argv or the environment, so the API key stays out of ``ps``),
+    and the app, its store connections and its models are made there, at the first lifespan event."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self._app: FastAPI | None = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        if self._app is None:
+            _configure_logging()
+            self._app = create_app(self.settings)
+        await self._app(scope, receive, send)
+
+
+def _configure_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s[%(process)d]: %(message)s")
+
+
 def run_server(
     host: str = "127.0.0.1",
     port: int = 8765,
-    db: Path = Path("afm-local.db"),
+    db: Path | str = Path("afm-local.db"),
     upstream: str | None = None,
     api_key_env: str | None = None,
     budget: int = 2000,
     threads: int = 1,
     *,
     upstream_api_key_env: str | None = None,
-    workers: int = 2,
+    workers: int = 1,
+    concurrency: int = 2,
     synchronous: str = "NORMAL",
     abstractive: bool = True,
     compressor_model: str | None = None,
 ) -> None:
-    """Serve until interrupted. ``api_key_env`` names the environment variable holding the key; when it is
-    given the variable must be set and non-empty (the server refuses to start open by mistake).
+    """Serve until interrupted, in this process or, with ``workers > 1``, in that many worker processes
+    sharing the port (uvicorn's supervisor restarts one that dies). ``api_key_env`` names the environment
+    variable holding the key; when it is given the variable must be set and non-empty (the server refuses
+    to start open by mistake). Store errors at start are ``AFMError``s: the CLI prints them as one line.
     ``compressor_model`` names the background GGUF model (``AFMConfig.compressor_model``; none by default)."""
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _configure_logging()
     api_key = None
     if api_key_env:
         api_key = os.environ.get(api_key_env)
@@ -174,9 +199,18 @@ def run_server(
     upstream_key = os.environ.get(upstream_api_key_env) if upstream_api_key_env else None
     if not _is_loopback(host) and not api_key:
         log.warning("listening on %s without an API key: anyone who can reach this port can read every session", host)
-    settings = ServerSettings(db=Path(db), upstream=upstream, api_key=api_key, upstream_api_key=upstream_key,
-                              budget=budget, threads=threads, workers=workers, synchronous=synchronous,
+    if not isinstance(workers, int) or workers < 1:
+        raise InvalidInput("workers must be a positive integer")
+    settings = ServerSettings(db=db, upstream=upstream, api_key=api_key, upstream_api_key=upstream_key,
+                              budget=budget, threads=threads, concurrency=concurrency, synchronous=synchronous,
                               abstractive=abstractive, config=AFMConfig(compressor_model=compressor_model))
-    app = create_app(settings)
-    uvicorn.run(app, host=host, port=port, log_level="info", server_header=False, proxy_headers=False,
-                timeout_keep_alive=5, limit_concurrency=512, access_log=False)
+    options: dict[str, Any] = {"host": host, "port": port, "log_level": "info", "server_header": False,
+                               "proxy_headers": False, "timeout_keep_alive": 5, "limit_concurrency": 512,
+                               "access_log": False}
+    if workers == 1:
+        uvicorn.run(create_app(settings), **options)
+        return
+    # Open (and migrate) the store once here, so that a bad --db is one line before any worker starts.
+    open_store(settings.db, synchronous=settings.synchronous, pool_size=1).close()
+    config = uvicorn.Config(WorkerApp(settings), workers=workers, **options)
+    Multiprocess(config, sockets=[config.bind_socket()]).run()

@@ -12,19 +12,20 @@ from ..core.protocols import Components
 from .answerer import BUILTIN_N_CTX
 from .middleware import MAX_BODY_BYTES
 from .schemas import MAX_BUDGET
+from .store import is_postgres_url
 
 @dataclass
 class ServerSettings:
     """Everything ``create_app`` needs. ``components`` may be injected (shared, already loaded)."""
 
-    db: Path = Path("afm-local.db")
+    db: Path | str = Path("afm-local.db")  # a SQLite file, or a postgresql:// URL shared by several workers
     upstream: str | None = None
     api_key: str | None = None
     upstream_api_key: str | None = None
     budget: int = 2000
     threads: int = 1
-    workers: int = 2  # bounded pool for embedding / classification / packing
-    synchronous: str = "NORMAL"  # WAL + NORMAL survives a process kill; FULL also a power loss
+    concurrency: int = 2  # requests doing model or store work at once in this process (a bounded pool)
+    synchronous: str = "NORMAL"  # SQLite: WAL + NORMAL survives a process kill; FULL also a power loss
     abstractive: bool = True  # run config.compressor_model (none by default) in the background
     max_body_bytes: int = MAX_BODY_BYTES
     max_sessions_in_memory: int = 1000
@@ -35,7 +36,11 @@ class ServerSettings:
     components: Components | None = None
 
     def __post_init__(self) -> None:
-        self.db = Path(self.db)
+        self.db = str(self.db) if is_postgres_url(self.db) else Path(self.db)
+        if isinstance(self.db, str) and self.synchronous.upper() != "NORMAL":
+            raise InvalidInput("--synchronous is a SQLite setting; PostgreSQL commits are always flushed")
+        if not isinstance(self.concurrency, int) or self.concurrency < 1:
+            raise InvalidInput("concurrency must be a positive integer")
         if not isinstance(self.budget, int) or not 1 <= self.budget <= MAX_BUDGET:
             raise InvalidInput(f"budget must be between 1 and {MAX_BUDGET}")
         if self.upstream is not None:

@@ -1,13 +1,22 @@
 """The server's state: the store, the caches, the shared components, the loaded sessions, the metrics.
 
-Model work runs off the event loop in a bounded pool (``AppState.run``); writes to one session are
-ordered by a per-session lock; a session is restored from the store on first use, every artifact from
-the persistent cache, and evicted (least recently used) past ``max_sessions_in_memory``.
+Model and store work runs off the event loop in a bounded pool (``AppState.run``).
+
+The store is the truth, and a loaded session is a copy of a prefix of it. Several workers (processes,
+hosts) may append to one session, so each use of a session first catches up: the rows from the
+position the copy has reached on are read and added, their artifacts coming from the shared cache
+(no model runs). An append computes and stores its artifacts first, then commits its row (the store
+gives it the next position), then catches up, which brings in its own row and any other worker's rows
+before it. A message appended through one worker is therefore in the next context any worker builds.
+A session is evicted (least recently used) past ``max_sessions_in_memory``; the artifact caches are
+keyed by content hash, so they stay correct whatever any worker does, and are bounded LRUs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar
@@ -17,6 +26,7 @@ import httpx
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from ..core.accounting import verbatim_cost
+from ..core.errors import UnknownSession
 from ..core.types import Context, Message
 from ..engine import ArtifactCache, FocusManager
 from ..core.protocols import Components
@@ -24,9 +34,10 @@ from .answerer import BuiltinModel
 from .errors import APIError
 from .middleware import CacheCollector
 from .settings import ServerSettings
-from .store import Store, valid_session_id
+from .store import Store, open_store, valid_session_id
 
 T = TypeVar("T")
+log = logging.getLogger("afm_local.server")
 
 
 @dataclass
@@ -38,14 +49,16 @@ class SessionState:
 class AppState:
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        self.store = Store(settings.db, synchronous=settings.synchronous)
+        self.store: Store = open_store(settings.db, synchronous=settings.synchronous,
+                                       pool_size=settings.concurrency + 2)  # + health check, background model
         self.session_cache = ArtifactCache(backend=self.store)
         self.stateless_cache = ArtifactCache(max_entries=100_000)  # memory only: see docs/server.md
         self.components: Components | None = settings.components
-        self.limiter = anyio.CapacityLimiter(max(1, settings.workers))
+        self.limiter = anyio.CapacityLimiter(settings.concurrency)
         self.sessions: OrderedDict[str, SessionState] = OrderedDict()
         self.builtin = BuiltinModel(settings.model_path, settings.threads, settings.n_ctx) if not settings.upstream else None
         self.http: httpx.AsyncClient | None = None
+        self.health_problem: str | None = None
         self.registry = CollectorRegistry()
         self.requests = Counter("afm_http_requests", "HTTP requests by route and status.",
                                 ["route", "method", "status"], registry=self.registry)
@@ -57,6 +70,15 @@ class AppState:
         self.tokens_used = Counter("afm_tokens_used", "Tokens of the packed contexts.", ["route"], registry=self.registry)
         self.appended = Counter("afm_messages_appended", "Messages committed to the store.", registry=self.registry)
         self.registry.register(CacheCollector({"session": self.session_cache, "stateless": self.stateless_cache}))
+
+    def report_health(self, problem: str | None) -> None:
+        """Log the store's health when it changes (a load balancer polls it every few seconds)."""
+        if problem != self.health_problem:
+            if problem:
+                log.error("health check fails: %s", problem)
+            else:
+                log.info("health check passes again")
+            self.health_problem = problem
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
@@ -75,31 +97,51 @@ class AppState:
     # -------------------------------------------------------------- sessions
 
     async def session(self, session_id: str) -> SessionState:
-        """The loaded session (restored from the store on first use: every artifact from the cache)."""
+        """The loaded session, caught up with the store (restored on first use: every artifact from the cache)."""
         if not valid_session_id(session_id):
             raise APIError(404, "not_found", "unknown session")
         state = self.sessions.get(session_id)
         if state is None:
             state = self.sessions[session_id] = SessionState()
         async with state.lock:
-            if state.fm is None:
-                exists = await self.run(self.store.get_session, session_id)
-                if exists is None:
-                    if self.sessions.get(session_id) is state:
-                        del self.sessions[session_id]
-                    raise APIError(404, "not_found", "unknown session")
-                rows = await self.run(self.store.messages, session_id)
-                fm = self.manager(self.session_cache)
-                if rows:
-                    await self.run(fm.add_messages, [
-                        {"role": r["role"], "content": r["content"], "importance": r["importance_override"], "id": r["id"]}
-                        for r in rows
-                    ])
-                state.fm = fm
-        if session_id in self.sessions:
+            await self.catch_up(session_id, state)
+        if self.sessions.get(session_id) is state:
             self.sessions.move_to_end(session_id)
         self._evict()
         return state
+
+    async def catch_up(self, session_id: str, state: SessionState) -> None:
+        """Add the rows any worker committed since ``state`` last looked; the caller holds ``state.lock``."""
+        try:
+            await self.run(self._catch_up, session_id, state)
+        except UnknownSession:
+            if self.sessions.get(session_id) is state:
+                del self.sessions[session_id]
+            raise
+
+    def _catch_up(self, session_id: str, state: SessionState) -> None:
+        known = len(state.fm.messages) if state.fm is not None else 0
+        found = self.store.messages_since(session_id, known)
+        if found is None:
+            raise UnknownSession(session_id)
+        count, rows = found
+        if state.fm is None or count < known or (rows and rows[0]["seq"] != known):
+            # First use, or the store no longer holds what this copy has (restored from a backup): rebuild.
+            state.fm = self.manager(self.session_cache)
+            if known:
+                found = self.store.messages_since(session_id, 0)
+                rows = found[1] if found else []
+        if rows:
+            state.fm.add_messages([{"role": r["role"], "content": r["content"], "importance": r["importance_override"],
+                                    "id": r["id"]} for r in rows])
+
+    def prepare_artifacts(self, row: dict[str, Any]) -> None:
+        """Compute and store every artifact of a message about to be appended, so that its row commits
+        last and restoring it never runs a model. The throwaway manager has no background model: the
+        session's own manager schedules that job when it takes the message in."""
+        assert self.components is not None
+        instant = dataclasses.replace(self.components, abstractive=None)
+        FocusManager(self.settings.config, components=instant, cache=self.session_cache).add_messages([row])
 
     def _evict(self) -> None:
         excess = len(self.sessions) - self.settings.max_sessions_in_memory

@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 from fastapi import APIRouter, Depends
-from fastapi.responses import Response
+from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from ... import __version__
+from ...core.errors import StoreError
+from ..errors import error_body
 from ..state import AppState
 from . import app_state
 
@@ -23,8 +26,19 @@ router = APIRouter()
 
 
 @router.get("/healthz", tags=["ops"])
-async def healthz(state: AppState = Depends(app_state)) -> dict[str, Any]:
-    return {"status": "ok", "version": __version__, "ready": state.components is not None}
+async def healthz(state: AppState = Depends(app_state)) -> Any:
+    """``200`` when this worker can use its store (reachable, and the same database it opened), else
+    ``503``. The route needs no key, so the reason goes to the server log only, once per change."""
+    ready = state.components is not None
+    try:  # not in the request pool: a health check must answer while every slot is busy
+        await anyio.to_thread.run_sync(state.store.check)
+    except StoreError as exc:
+        state.report_health(str(exc))
+        return JSONResponse({"status": "unavailable", "version": __version__, "ready": ready,
+                             **error_body("storage_unavailable", "the store cannot be used; see the server log")},
+                            status_code=503)
+    state.report_health(None)
+    return {"status": "ok", "version": __version__, "ready": ready}
 
 
 @router.get("/", include_in_schema=False)

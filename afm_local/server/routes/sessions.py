@@ -7,16 +7,13 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from ...core.errors import UnknownSession
-from ...core.types import Message
 from ..errors import APIError
 from ..schemas import MessageIn, SessionCreated
-from ..state import AppState, SessionState, message_out
+from ..state import AppState, message_out
 from ..store import valid_session_id
 from . import app_state
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
-APPEND_ATTEMPTS = 3
 
 
 @router.post("", status_code=201, response_model=SessionCreated)
@@ -34,10 +31,11 @@ async def get_session(session_id: str, state: AppState = Depends(app_state)) -> 
     session = await state.session(session_id)
     assert session.fm is not None
     info = await state.run(state.store.get_session, session_id)
-    if info is None:
+    found = await state.run(state.store.messages_since, session_id, 0)
+    if info is None or found is None:
         state.forget(session_id)
         raise APIError(404, "not_found", "unknown session")
-    rows = {r["id"]: r for r in await state.run(state.store.messages, session_id)}
+    rows = {r["id"]: r for r in found[1]}
     return {**info, "messages": [message_out(m, rows.get(m.id)) for m in session.fm.messages]}
 
 
@@ -59,33 +57,16 @@ async def delete_session(session_id: str, state: AppState = Depends(app_state)) 
 
 @router.post("/{session_id}/messages", status_code=201)
 async def append_message(session_id: str, body: MessageIn, state: AppState = Depends(app_state)) -> dict[str, Any]:
+    """Artifacts first, then the row (the store gives it the session's next position), then the answer:
+    ``201`` means committed. See ``server.state`` for how the loaded copy follows the store."""
+    session = await state.session(session_id)  # 404 before any model work
     message_id = uuid.uuid4().hex
-
-    def work(session: SessionState) -> tuple[Message, dict[str, Any]]:
-        assert session.fm is not None
-        message = session.fm.add_messages(
-            [{"role": body.role, "content": body.content, "importance": body.importance, "id": message_id}])[0]
-        try:  # artifacts are already stored; the row commits last, then we acknowledge
-            row = state.store.append_message(session_id, message_id, body.role, body.content, body.importance)
-        except BaseException:
-            session.fm = None  # the in-memory history may now be ahead of the store: reload it
-            raise
-        return message, row
-
-    for _ in range(APPEND_ATTEMPTS):
-        session = await state.session(session_id)
-        async with session.lock:
-            # Invalidated, deleted or evicted while we waited: look it up again (or 404 if deleted).
-            # Holding the lock of the registered state also keeps it from being evicted meanwhile.
-            if session.fm is None or state.sessions.get(session_id) is not session:
-                continue
-            try:
-                message, row = await state.run(work, session)
-            except UnknownSession:
-                state.forget(session_id)
-                raise APIError(404, "not_found", "unknown session") from None
-            break
-    else:
-        raise APIError(503, "unavailable", "the session could not be loaded, retry")
+    await state.run(state.prepare_artifacts,
+                    {"role": body.role, "content": body.content, "importance": body.importance, "id": message_id})
+    async with session.lock:
+        row = await state.run(state.store.append_message, session_id, message_id, body.role, body.content,
+                              body.importance)
+        await state.catch_up(session_id, session)
+    assert session.fm is not None
     state.appended.inc()
-    return message_out(message, row)
+    return message_out(session.fm.messages[row["seq"]], row)

@@ -1,0 +1,227 @@
+"""The embedded store: one SQLite file in WAL mode, the default of ``afm-local serve``.
+
+Durability
+    ``synchronous=NORMAL`` (the default) makes every committed transaction survive a crash of the
+    *process* (SIGKILL, OOM kill, a segfault): the commit is in the WAL file in the OS page cache before
+    ``COMMIT`` returns, and SQLite replays it on the next open. It does not survive a power loss or a
+    kernel crash before the next checkpoint; ``synchronous="FULL"`` does, at one fsync per commit.
+
+The file under the path
+    An open connection keeps writing to the file it opened even after that file was deleted or
+    replaced, and everything written there vanishes with the process. So the identity (device and
+    inode) of the database, ``-wal`` and ``-shm`` files is recorded when the store opens and checked
+    before every transaction and again after every commit, before the caller may acknowledge it. Once
+    it differs the store refuses every read and write for good (the health check fails too), and it
+    saves what this process can still read to ``<file>.recovered-<unix time>`` with ``VACUUM INTO``:
+    the messages acknowledged before the file was deleted are not lost with it.
+
+Errors
+    SQLite's result codes (not its messages) decide the class: ``SQLITE_FULL``, or an I/O error while
+    the file system or the process's file-size limit leaves no room, is ``StoreFull``; read-only,
+    locked, busy, I/O and cannot-open errors are ``StoreUnavailable``; a file that is not a database or
+    is corrupt is a ``StoreError``. Whatever failed was rolled back and not acknowledged.
+
+Threads
+    One connection per thread and one process-wide write lock, so writers in one process never see
+    ``SQLITE_BUSY``; several processes on one host share the file through SQLite's own locking (a
+    30 s busy timeout). ``secure_delete`` is on: deleted rows are zeroed in the file.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import resource
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import Iterator
+
+from ...core.errors import StoreError, StoreFull, StoreUnavailable
+from .sql import Executor, SQLStore
+
+log = logging.getLogger("afm_local.server")
+
+FILES = ("", "-wal", "-shm")
+ROOM_MARGIN = 1 << 20  # an I/O error with less room than this (disk or file-size limit) is a full disk
+# SQLite primary result codes (https://sqlite.org/rescode.html)
+SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY = 3, 5, 6, 7, 8
+SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = 10, 11, 13, 14, 26
+UNAVAILABLE = {SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN}
+
+
+class SQLiteStore(SQLStore):
+    """Sessions, messages and artifacts in one SQLite file; safe to share between threads."""
+
+    dialect = "sqlite"
+
+    def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
+        if synchronous.upper() not in ("NORMAL", "FULL", "EXTRA"):
+            raise ValueError("synchronous must be NORMAL, FULL or EXTRA")
+        self.path = Path(path)
+        self.description = str(self.path)
+        self.synchronous = synchronous.upper()
+        self._local = threading.local()
+        self._write_lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        self._conn_lock = threading.Lock()
+        self._identity: dict[str, tuple[int, int]] = {}
+        self._lost: str | None = None
+        self._lost_lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot create the folder of {self.path}: {exc.strerror}") from None
+        if self.path.is_dir():
+            raise StoreError(f"{self.path} is a folder, not a database file")
+        self.store_id = self._migrate()
+        self._identity = self._file_identity()
+
+    # ------------------------------------------------------------------ connections and transactions
+
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            try:
+                for pragma in ("journal_mode=WAL", f"synchronous={self.synchronous}", "foreign_keys=ON",
+                               "secure_delete=ON", "busy_timeout=30000"):
+                    conn.execute(f"PRAGMA {pragma}")
+            except sqlite3.Error:
+                conn.close()
+                raise
+            self._local.conn = conn
+            with self._conn_lock:
+                self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def _transaction(self, *, write: bool, durable: bool = True) -> Iterator[Executor]:
+        # ``durable`` is moot here: the synchronous setting applies to every commit.
+        self._verify_file()
+        try:
+            conn = self._conn()
+            with self._write_lock if write else nullcontext():
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:  # SQLite may have rolled back already (disk full, I/O error)
+                        try:
+                            conn.execute("ROLLBACK")
+                        except sqlite3.Error:
+                            pass
+                    raise
+        except sqlite3.Error as exc:
+            translated = self._translate(exc)
+            if translated is None:
+                raise
+            raise translated from exc
+        if write:
+            self._verify_file()  # committed to the file at self.path, or not acknowledged
+
+    def _translate(self, exc: sqlite3.Error) -> StoreError | None:
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is None:
+            return None
+        primary, name = code & 0xFF, getattr(exc, "sqlite_errorname", str(code))
+        if primary == SQLITE_FULL or (primary == SQLITE_IOERR and self._no_room()):
+            return StoreFull(f"{self.path}: no room left on the disk (or under the file-size limit); "
+                             f"nothing was written ({name})")
+        if primary == SQLITE_READONLY or (primary == SQLITE_CANTOPEN and self._read_only()):
+            return StoreUnavailable(f"cannot write {self.path}: the file or its folder is read-only ({name})")
+        if primary in UNAVAILABLE:
+            return StoreUnavailable(f"cannot use {self.path}: {exc} ({name})")
+        if primary in (SQLITE_CORRUPT, SQLITE_NOTADB):
+            return StoreError(f"{self.path} is not a usable SQLite database: {exc} ({name})")
+        return None
+
+    def _read_only(self) -> bool:
+        """Whether this process may not write the database file or create its -wal and -shm next to it."""
+        return not os.access(self.path.parent, os.W_OK) or (self.path.exists() and not os.access(self.path, os.W_OK))
+
+    def _no_room(self) -> bool:
+        """Whether the file system, or this process's file-size limit, leaves no room for the database."""
+        try:
+            fs = os.statvfs(self.path.parent)
+            if fs.f_bavail * fs.f_frsize < ROOM_MARGIN:
+                return True
+            limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+            if limit == resource.RLIM_INFINITY:
+                return False
+            sizes = [os.stat(f"{self.path}{suffix}").st_size for suffix in FILES[:2]
+                     if os.path.exists(f"{self.path}{suffix}")]
+            return any(size + ROOM_MARGIN > limit for size in sizes)
+        except OSError:
+            return False
+
+    # ------------------------------------------------------------------ the file under the path
+
+    def _file_identity(self) -> dict[str, tuple[int, int]]:
+        identity = {}
+        for suffix in FILES:
+            try:
+                st = os.stat(f"{self.path}{suffix}")
+            except OSError:
+                continue
+            identity[suffix] = (st.st_dev, st.st_ino)
+        return identity
+
+    def _verify_file(self) -> None:
+        """Refuse, for good, a database whose files were deleted or replaced since the store opened."""
+        if self._lost is None:
+            current = self._file_identity()
+            changed = [f"{self.path.name}{s}" for s, ident in self._identity.items() if current.get(s) != ident]
+            if changed:
+                with self._lost_lock:
+                    if self._lost is None:
+                        self._lost = self._rescue(changed)
+                        log.error("%s", self._lost)
+        if self._lost is not None:
+            raise StoreUnavailable(self._lost)
+
+    def _rescue(self, changed: list[str]) -> str:
+        """Copy what this process can still read of the lost file next to it; returns the error to report."""
+        what = (f"the database file {self.path} ({', '.join(changed)}) was deleted or replaced while the server "
+                f"ran; writes are refused until a restart opens the file now at that path")
+        target = self.path.with_name(f"{self.path.name}.recovered-{int(time.time())}")
+        try:
+            with self._write_lock:
+                self._conn().execute("VACUUM INTO ?", (str(target),))
+        except sqlite3.Error as exc:
+            return f"{what}; its data could not be saved ({exc})"
+        return f"{what}; this process saved its data to {target}"
+
+    # ------------------------------------------------------------------ health and shutdown
+
+    def check(self) -> None:
+        with self._transaction(write=False) as db:
+            db.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()
+
+    def close(self) -> None:
+        with self._conn_lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+            self._connections.clear()
+        self._local = threading.local()
+
+    # ------------------------------------------------------------------ schema
+
+    def _adopt_legacy(self, db: Executor, applied: set[str]) -> set[str]:
+        """A file from before named migrations has ``schema_version`` = 1: the initial migration. The
+        version is raised past 1 so that those older releases refuse the file instead of misreading it."""
+        if applied or db.execute("SELECT 1 FROM sqlite_master WHERE name = 'schema_version'").fetchone() is None:
+            return applied
+        row = db.execute("SELECT version FROM schema_version").fetchone()
+        if row is None or row[0] != 1:
+            raise StoreError(f"{self.path} has schema version {row[0] if row else 'none'}, which this afm-local "
+                             f"cannot read")
+        db.execute("INSERT INTO _migrations (name, applied) VALUES ('m001_initial', ?)", (time.time(),))
+        db.execute("UPDATE schema_version SET version = 2")
+        return {"m001_initial"}
