@@ -113,10 +113,11 @@ def _print_text(ctx: Any) -> None:
 
 
 def _cmd_classify(args: argparse.Namespace) -> int:
-    from .local.components import local_classifier
     from .core.tags import parse_tag
+    from .core.types import ROLES, Utterance
+    from .local.components import local_classifier
 
-    texts = []
+    rows = []
     for n, line in enumerate(_read_text(args.file).splitlines(), 1):
         if not line.strip():
             continue
@@ -126,18 +127,20 @@ def _cmd_classify(args: argparse.Namespace) -> int:
             except json.JSONDecodeError as exc:
                 raise UsageError(f"line {n}: malformed JSON: {exc.msg}") from None
             if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-                raise UsageError(f"line {n}: a JSON line needs a string \"text\"")
-            texts.append(row["text"])
+                raise UsageError(f"line {n}: a JSON line needs a string \"text\" (and optionally \"role\")")
+            if row.get("role", "user") not in ROLES:
+                raise UsageError(f"line {n}: unknown role {row.get('role')!r}; expected one of {', '.join(ROLES)}")
+            rows.append((row["text"], row.get("role", "user")))
         else:
-            texts.append(line)
+            rows.append((line, "user"))
     classifier = local_classifier(threads=args.threads)
-    split = [parse_tag(t) for t in texts]
-    verdicts = classifier.classify([body for _, body in split])
-    for text, (tag, _), verdict in zip(texts, split, verdicts):
+    split = [(parse_tag(text), role) for text, role in rows]
+    verdicts = classifier.classify([Utterance(body, role) for (_, body), role in split])
+    for (text, role), ((tag, _), _), verdict in zip(rows, split, verdicts):
         label = tag.value if tag is not None else verdict.label.value
         source = "tag" if tag is not None else verdict.source
-        row = {"text": text, "label": label, "scores": verdict.scores, "source": source}
-        print(json.dumps(row, ensure_ascii=False))
+        print(json.dumps({"text": text, "role": role, "label": label, "scores": verdict.scores, "source": source},
+                         ensure_ascii=False))
     return 0
 
 
@@ -216,7 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_pack)
 
     c = sub.add_parser("classify", help="label messages CRITICAL / RELEVANT / TRIVIAL (JSONL out)")
-    c.add_argument("file", nargs="?", default="-", help="one message per line, or JSONL with \"text\"; - for stdin")
+    c.add_argument("file", nargs="?", default="-",
+                   help="one message per line (role user), or JSONL with \"text\" and \"role\"; - for stdin")
     c.set_defaults(func=_cmd_classify)
 
     m = sub.add_parser("models", help="install, list or verify local model files")

@@ -31,7 +31,7 @@ from scripts.common import OUT_DIR, load_scenarios, constraints_verbatim, write_
 from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components
 from afm_local.core.baselines import naive_replay, recency_compression, stateless
 from afm_local.local.components import Components
-from afm_local.core.types import Classification, Importance
+from afm_local.core.types import Classification, Importance, Utterance
 
 
 
@@ -56,8 +56,8 @@ class AllRelevant:
 
     name = "all-relevant"
 
-    def classify(self, texts: Sequence[str]) -> list[Classification]:
-        return [Classification(Importance.RELEVANT, {"RELEVANT": 1.0}, "default") for _ in texts]
+    def classify(self, items: Sequence[Utterance]) -> list[Classification]:
+        return [Classification(Importance.RELEVANT, {"RELEVANT": 1.0}, "default") for _ in items]
 
 
 def build_components(comps: Components) -> dict[str, Components]:

@@ -32,11 +32,12 @@ class AFMConfig(BaseModel):
     relevant_recency: float = Field(0.4, ge=0, description="The recency gain of a RELEVANT message's score.")
     trivial_scale: float = Field(0.25, ge=0, description="TRIVIAL = max(0, sim) * scale * w.")
     similarity_floor: float | None = Field(
-        0.4,
+        0.8,
         ge=0,
         le=1,
         description="RELEVANT messages whose similarity to the query is at least this are scored without "
-        "recency decay (w = 1): in a long chat, old relevance is still relevance. None: the paper's formula.",
+        "recency decay (w = 1): in a long chat, old relevance is still relevance. 0.8 is multilingual-e5-small's, "
+        "chosen on dev conversations of real dialogue (about 0.4 with minilm-l6-v2). None: the paper's formula.",
     )
 
     # Intended fidelity
@@ -94,11 +95,13 @@ class AFMConfig(BaseModel):
         "query needs. Messages tagged [!] or marked CRITICAL are not limited by it. None: the whole budget.",
     )
     consolidate_similarity: float = Field(
-        0.85,
+        0.9,
         ge=0,
         le=1,
-        description="Cosine at or above which two CRITICAL messages count as one restated constraint (overflow="
-        "degrade): the newest is sent Full, the older ones as a reference line. Tuned for the MiniLM embedder.",
+        description="Cosine at or above which a later CRITICAL message may restate an earlier one (overflow=degrade): "
+        "if it also says everything the earlier one says (text.facts.restates), the newest is sent Full and the older "
+        "as a reference line. With the text check, 0.9 merges no two different constraints of data/scenarios with "
+        "either embedder (docs/configuration.md).",
     )
     constraint_min_tokens: int = Field(
         40, ge=1, description="A CRITICAL message this long or longer gets a constraint-sentences form at ingest."
@@ -106,11 +109,11 @@ class AFMConfig(BaseModel):
 
     # Components, by name
     embedder: EmbedderName = Field(
-        "minilm-l6-v2",
-        description="Sentence embedder of the similarities: minilm-l6-v2 (English, the thresholds here were tuned on "
-        "it) or multilingual-e5-small (English, Russian and other Latin or Cyrillic text; its cosines sit in a "
-        "narrower, higher band, so similarity_floor, consolidate_similarity and the guard's thresholds need its own "
-        "values: docs/benchmarks/embedder.md).",
+        "multilingual-e5-small",
+        description="Sentence embedder of the similarities: multilingual-e5-small (English, Russian and other Latin or "
+        "Cyrillic text, across languages too; the importance classifier continues its layers, so a message is read "
+        "once) or minilm-l6-v2 (English only). Their cosines sit in different bands: similarity_floor is e5's; with "
+        "MiniLM use about 0.4 (docs/configuration.md).",
     )
     tokenizer: str = Field(
         "o200k_base", description="Token counter of the budget: o200k_base, cl100k_base or gguf:PATH."

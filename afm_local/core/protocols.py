@@ -11,7 +11,7 @@ from typing import Literal, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from .types import Classification, Compression
+from .types import Classification, Compression, Utterance
 
 
 @runtime_checkable
@@ -42,11 +42,11 @@ class Embedder(Protocol):
 
 @runtime_checkable
 class ImportanceClassifier(Protocol):
-    """Labels messages CRITICAL / RELEVANT / TRIVIAL; ``texts`` have their tags already removed."""
+    """Labels messages CRITICAL / RELEVANT / TRIVIAL from their text (tags already removed) and role."""
 
     name: str
 
-    def classify(self, texts: Sequence[str]) -> list[Classification]: ...
+    def classify(self, items: Sequence[Utterance]) -> list[Classification]: ...
 
 
 @runtime_checkable

@@ -45,6 +45,14 @@ def importance_code(importance: Importance) -> int:
 
 
 @dataclass(frozen=True, slots=True)
+class Utterance:
+    """A message as an importance classifier reads it: its text (any tag removed) and who said it."""
+
+    text: str
+    role: str = "user"
+
+
+@dataclass(frozen=True, slots=True)
 class Classification:
     """One classifier verdict: the label, per-class probabilities and which layer decided it."""
 

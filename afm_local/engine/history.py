@@ -17,6 +17,7 @@ import numpy as np
 from ..core.overflow import restatements
 from ..core.packing import NO_FORM
 from ..core.types import CRITICAL, Importance, Message, importance_code
+from ..text.facts import restates
 from ..text.lexicon import letter_counts
 
 # token columns: the three forms the packer chooses from, the constraint-sentences form, the reference line
@@ -74,9 +75,10 @@ class History:
         self.messages.append(message)
         self._vectors[n] = vector
         self._write(n, message)
-        if self._classes[n] == CRITICAL:
+        if self._classes[n] == CRITICAL:  # similar by embedding, and saying everything the older one said
             critical = self._classes[: n + 1] == CRITICAL
-            self._restated_by[restatements(self._vectors[: n + 1], critical, self._threshold)] = n
+            similar = restatements(self._vectors[: n + 1], critical, self._threshold)
+            self._restated_by[[i for i in similar.tolist() if restates(self.messages[i].content, message.content)]] = n
 
     def replace(self, index: int, message: Message) -> None:
         """Swap in a refined record (a background model's form) and its token counts."""

@@ -18,7 +18,7 @@ from ..core.errors import InvalidInput
 from ..core.protocols import Components, EmbedKind
 from ..core.render import reference_line
 from ..core.tags import parse_tag
-from ..core.types import ROLES, Classification, Compression, Importance, Message
+from ..core.types import ROLES, Classification, Compression, Importance, Message, Utterance
 from ..text.compression import constraint_form
 from .cache import ArtifactCache, content_hash
 
@@ -64,6 +64,11 @@ class Row:
     id: str | None
     hash: str
 
+    @property
+    def utterance_hash(self) -> str:
+        """The key of the classifier's verdict: the label depends on who said the text, too."""
+        return content_hash(f"{self.role}\n{self.text}")
+
 
 def prepare(row: Mapping[str, object]) -> Row:
     """Validate a row and split off its tag; an explicit ``importance`` overrides like a tag."""
@@ -103,10 +108,10 @@ class Ingestor:
     def classify(self, rows: Sequence[Row]) -> list[Classification | None]:
         """The classifier's verdict for every untagged row (``None`` for tagged ones), batched."""
         key = self.keys.classifier
-        found = [None if r.tag is not None else self.cache.get("importance", key, r.hash) for r in rows]
+        found = [None if r.tag is not None else self.cache.get("importance", key, r.utterance_hash) for r in rows]
         todo = [i for i, r in enumerate(rows) if r.tag is None and found[i] is None]
-        for i, verdict in zip(todo, self.c.classifier.classify([rows[i].text for i in todo])):
-            self.cache.put("importance", key, rows[i].hash, verdict)
+        for i, verdict in zip(todo, self.c.classifier.classify([Utterance(rows[i].text, rows[i].role) for i in todo])):
+            self.cache.put("importance", key, rows[i].utterance_hash, verdict)
             found[i] = verdict
         return found
 
@@ -124,7 +129,8 @@ class Ingestor:
         tokens_full = self.count(text, row.hash)
         constraints = ""
         if importance is Importance.CRITICAL and tokens_full >= cfg.constraint_min_tokens:
-            constraints = cache.get_or_compute("constraints", keys.constraints, row.hash, lambda: self.constraint_form(text))
+            constraints = cache.get_or_compute("constraints", keys.constraints, row.utterance_hash,
+                                               lambda: self.constraint_form(text, row.role))
         return Message(
             index=index,
             role=row.role,
@@ -146,10 +152,11 @@ class Ingestor:
             tokens_reference=self.c.counter.count(reference_line(index, row.role)) if importance is Importance.CRITICAL else 0,
         )
 
-    def constraint_form(self, text: str) -> str:
+    def constraint_form(self, text: str, role: str) -> str:
         """The sentences the classifier calls CRITICAL verbatim, the rest compressed (``text.compression``)."""
         def is_constraint(sentences: Sequence[str]) -> list[bool]:
-            return [v.label is Importance.CRITICAL for v in self.c.classifier.classify(sentences)]
+            verdicts = self.c.classifier.classify([Utterance(s, role) for s in sentences])
+            return [v.label is Importance.CRITICAL for v in verdicts]
 
         return constraint_form(text, is_constraint, self.c.compressor, self.cfg.compression_ratio)
 

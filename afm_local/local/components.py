@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..text.classifier import LayeredClassifier
 from ..text.compression import ExtractiveCompressor, KeyphraseTopicer
+from ..text.guard import GuardConfig
 from ..core.config import AFMConfig
 from .model_files import INSTALL_HINT
 from .paths import models_dir
@@ -17,13 +18,21 @@ from ..core.protocols import Components, Compressor, Embedder, ImportanceClassif
 log = logging.getLogger("afm_local")
 
 
-def local_classifier(root: Path | None = None, threads: int = 1) -> ImportanceClassifier:
-    """The trained ONNX classifier with rules on top when it is installed; the rules alone otherwise."""
-    from .importance import OnnxImportanceClassifier
+def local_classifier(root: Path | None = None, threads: int = 1, encoder: Embedder | None = None) -> ImportanceClassifier:
+    """The trained classifier (with the rule categories it allows on top) when it is installed; the
+    rules alone otherwise. It continues multilingual-e5-small's layers: pass the engine's e5 embedder as
+    ``encoder`` so a message is read once, else it loads its own."""
+    from .embedding import OnnxEmbedder
+    from .importance import EncoderHeadClassifier
 
     model_dir = (root or models_dir()) / "importance"
-    model = OnnxImportanceClassifier(model_dir, threads=threads) if OnnxImportanceClassifier.available(model_dir) else None
-    return LayeredClassifier(model)
+    if not EncoderHeadClassifier.available(model_dir):
+        log.warning("importance model not installed, the rules stand alone; %s", INSTALL_HINT)
+        return LayeredClassifier(None)
+    if not isinstance(encoder, OnnxEmbedder) or encoder.split_output is None:
+        encoder = OnnxEmbedder("multilingual-e5-small", root, threads=threads)
+    model = EncoderHeadClassifier(model_dir, encoder, threads=threads)
+    return LayeredClassifier(model, model.config.get("rule_overrides", []))
 
 
 def local_components(
@@ -52,7 +61,7 @@ def local_components(
     guarded: Compressor | None = None
     if abstractive and config.compressor_model:
         guarded = guarded_llama(config.compressor_model, extractive, embedder, counter, root, threads)
-    return Components(counter, embedder, local_classifier(root, threads), extractive, topicer, guarded)
+    return Components(counter, embedder, local_classifier(root, threads, embedder), extractive, topicer, guarded)
 
 
 def token_counter(name: str, root: Path | None = None) -> TokenCounter:
@@ -62,6 +71,15 @@ def token_counter(name: str, root: Path | None = None) -> TokenCounter:
     if name.startswith("gguf:"):
         return GgufTokenCounter(Path(name[5:]))
     return TiktokenCounter(name, root)
+
+
+def guard_config(embedder: Embedder) -> GuardConfig:
+    """The guard's similarity thresholds belong to the embedder: MiniLM's are the defaults; e5's cosines sit
+    in a higher, narrower band, where one threshold separates faithful summaries from other messages'
+    in both languages (docs/benchmarks/embedder.md)."""
+    if embedder.name.startswith("multilingual-e5-small@"):
+        return GuardConfig(min_similarity=0.91, min_similarity_cyrillic=None, min_topic_similarity=0.78)
+    return GuardConfig()
 
 
 def guarded_llama(
@@ -84,6 +102,6 @@ def guarded_llama(
         factory = lambda: LlamaCppCompressor(path, threads=threads)  # noqa: E731
     else:
         factory = lambda: LlamaCppCompressor.from_manifest(model, root, threads=threads)  # noqa: E731
-    guarded = GuardedCompressor(factory, extractive, SummaryGuard(embedder, counter))
+    guarded = GuardedCompressor(factory, extractive, SummaryGuard(embedder, counter, guard_config(embedder)))
     guarded.name = f"guarded-llama:{label}"
     return guarded

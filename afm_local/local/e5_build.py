@@ -18,7 +18,8 @@ The steps:
 3. **Build the graph**: word embeddings (the Q4 values kept exactly as int8 with their per-block
    scales, gathered then scaled), position and token-type embeddings, LayerNorm, 12 post-LN layers
    (fused QKV projection, softmax attention under the attention mask, output projection, residual
-   and LayerNorm, GELU feed-forward, residual and LayerNorm); output ``last_hidden_state``. Mean
+   and LayerNorm, GELU feed-forward, residual and LayerNorm); outputs ``last_hidden_state`` and the
+   hidden states after ``SPLIT_LAYER`` layers, where the importance classifier takes over. Mean
    pooling and L2 normalisation are the embedder's (``embedding.py``), as for MiniLM.
 4. **Quantise** the dense layers (``FORMAT``; chosen by measurement, docs/benchmarks/embedder.md).
    The installed ``int8-dynamic-tokens``: weights symmetric int8 per output channel (requantised
@@ -58,6 +59,12 @@ Format = Literal["fp32", "int8-weights", "int4-blocks", "int8-dynamic", "int8-dy
 FORMAT: Format = "int8-dynamic-tokens"  # chosen by measurement: docs/benchmarks/embedder.md
 # How one dense layer is stored and run; a model format picks one per layer (``_part_format``).
 Storage = Literal["fp32", "int8-weights", "int4-blocks", "int8-dynamic", "int8-tokens"]
+
+# The importance classifier fine-tunes the top layers of this encoder: the graph also outputs the hidden
+# states after SPLIT_LAYER layers, so the classifier's own layers continue from there and a message is
+# read by the shared bottom once (afm_local/local/importance.py).
+SPLIT_LAYER = 8
+SPLIT_OUTPUT = f"hidden_states_{SPLIT_LAYER}"
 
 # Code points a kept piece may consist of (besides the sentencepiece space marker U+2581). Fixed
 # ranges rather than unicodedata, whose tables change with the Python version.
@@ -381,21 +388,25 @@ def _mask_bias(g: _Graph) -> str:
 
 def encoder_model(m: Q4Model, kept: np.ndarray, fmt: Format = FORMAT, layers: int | None = None,
                   progress: Callable[[int], None] = lambda n: None) -> bytes:
-    """The serialised ONNX encoder: inputs input_ids and attention_mask (batch, seq), output last_hidden_state."""
+    """The serialised ONNX encoder: inputs input_ids and attention_mask (batch, seq), outputs
+    last_hidden_state and the hidden states after ``SPLIT_LAYER`` layers (``SPLIT_OUTPUT``)."""
     from onnx import TensorProto, helper
 
     g = _Graph()
     x = _embeddings(g, m, kept)
     mask_bias = _mask_bias(g)
+    outputs = ["last_hidden_state"]
     for layer in range(layers or m.layers):
         x = _layer(g, m, x, mask_bias, layer, fmt)
+        if layer + 1 == SPLIT_LAYER and (layers or m.layers) > SPLIT_LAYER:
+            outputs.append(g.op("Identity", [x], SPLIT_OUTPUT))
         progress(1)
     g.op("Identity", [x], "last_hidden_state")
     dims = ["batch", "sequence"]
     graph = helper.make_graph(
         g.nodes, "multilingual-e5-small",
         [helper.make_tensor_value_info(n, TensorProto.INT64, dims) for n in ("input_ids", "attention_mask")],
-        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, [*dims, m.hidden])],
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, [*dims, m.hidden]) for name in outputs],
         [g.inits[name] for name in sorted(g.inits)],
     )
     model = helper.make_model(graph, ir_version=IR_VERSION, opset_imports=[helper.make_opsetid("", OPSET)],

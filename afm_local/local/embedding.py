@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -42,6 +44,10 @@ EMBEDDERS: dict[str, EmbedderModel] = {
     # 512 positions; about 100 languages, pruned here to Latin and Cyrillic script (e5_build.py).
     "multilingual-e5-small": EmbedderModel("multilingual-e5-small", 512, {"passage": "passage: ", "query": "query: "}),
 }
+
+
+SPLIT_PREFIX = "hidden_states_"  # an extra output: the hidden states where a fine-tuned classifier takes over
+RECENT_BYTES = 64 << 20  # passages' hidden states kept for the classifier that reads them next
 
 
 def embedder_model(name: str) -> EmbedderModel:
@@ -78,6 +84,12 @@ class OnnxEmbedder:
         options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(str(files["model.onnx"]), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
+        split = [o.name for o in self._session.get_outputs() if o.name.startswith(SPLIT_PREFIX)]
+        self.split_output: str | None = split[0] if split else None
+        self._outputs = ["last_hidden_state", *split]
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._recent_bytes = 0
+        self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> np.ndarray:
         """One L2-normalised row per text, in order; ``kind`` picks the model's prefix.
@@ -86,12 +98,48 @@ class OnnxEmbedder:
         made every short one cost the whole window: 30 mixed messages took 7.5 s instead of 0.9 s
         with MiniLM, and on these CPUs batches of similar lengths were no faster than one text at a
         time. So a text's vector never depends on the texts it is embedded with."""
+        vectors, states = self._run(texts, kind)
+        if kind == "passage" and self.split_output is not None:
+            for text, state in zip(texts, states):
+                self._remember(text, state)
+        return vectors
+
+    def hidden_states(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """The passages' hidden states at ``split_output``, (word pieces, dim) per text: taken from the
+        texts this embedder has just embedded (ingest embeds, then classifies), else computed."""
+        if self.split_output is None:
+            raise ModelError(f"embedder {self.name} has no {SPLIT_PREFIX}* output; run `afm-local models install`")
+        found = self._take(texts)
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            found.update(zip(missing, self._run(missing, "passage")[1]))
+        return [found[t] for t in texts]
+
+    def _run(self, texts: Sequence[str], kind: EmbedKind) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Pooled unit vectors, and the hidden states at ``split_output`` when the graph has it."""
         prefix = self.model.prefixes[kind]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        states: list[np.ndarray] = []
         for row, encoding in enumerate(self._tokenizer.encode_batch([prefix + t for t in texts])):
             ids = np.asarray([encoding.ids], dtype=np.int64)
             feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
-            hidden = self._session.run(["last_hidden_state"], {k: v for k, v in feed.items() if k in self._inputs})[0]
+            hidden, *split = self._session.run(self._outputs, {k: v for k, v in feed.items() if k in self._inputs})
             vector = hidden[0].mean(axis=0)
             out[row] = vector / max(float(np.linalg.norm(vector)), 1e-12)
-        return out
+            states += [split[0][0]] if split else []
+        return out, states
+
+    def _take(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        with self._lock:
+            found = {t: self._recent.pop(t) for t in set(texts) if t in self._recent}
+            self._recent_bytes -= sum(states.nbytes for states in found.values())
+        return found
+
+    def _remember(self, text: str, states: np.ndarray) -> None:
+        with self._lock:
+            old = self._recent.pop(text, None)
+            self._recent_bytes -= old.nbytes if old is not None else 0
+            self._recent[text] = states
+            self._recent_bytes += states.nbytes
+            while self._recent_bytes > RECENT_BYTES and len(self._recent) > 1:
+                self._recent_bytes -= self._recent.popitem(last=False)[1].nbytes

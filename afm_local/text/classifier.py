@@ -1,30 +1,35 @@
-"""Importance decisions, in layers: the user's tag, then the trained model, then the rule safety net.
+"""Importance decisions in layers: the user's tag, then the trained model, then the rules that earned it.
 
-A tag always wins. The model (``OnnxImportanceClassifier``) labels everything else when it is
-installed; the hard-constraint rules can only raise its label to CRITICAL, never lower it. Without a
-model the rules stand alone (``RuleClassifier``), which is a documented fallback, not a classifier.
+A tag always wins (the engine applies it before any classifier runs). The model labels everything
+else when it is installed, and it reads the hard-constraint rules' hits as features: the rules vote
+with it rather than overrule it. Only the rule categories that, measured on real third-party dev
+turns, add a true CRITICAL and no false one may still raise its label (``rule_overrides`` in the
+model's ``labels.json``). Without a model the rules stand alone (``RuleClassifier``), a documented
+fallback, not a classifier.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from ..core.protocols import ImportanceClassifier
+from ..core.types import Classification, Importance, Utterance
 from .rules import RuleClassifier, hard_constraint_hits
-from ..core.types import Classification, Importance
 
 
 class LayeredClassifier:
-    """The trained model (or the rules alone) with the hard-constraint rules layered on top."""
+    """The trained model with the rule categories ``overrides`` on top; the rules alone without a model."""
 
-    def __init__(self, model: ImportanceClassifier | None) -> None:
+    def __init__(self, model: ImportanceClassifier | None, overrides: Iterable[str] = ()) -> None:
         self._model: ImportanceClassifier = model or RuleClassifier()
-        self.name = f"{self._model.name}+rules" if model is not None else "rules"
+        self._overrides = frozenset(overrides) if model is not None else frozenset()
+        suffix = f"+rules({','.join(sorted(self._overrides))})" if self._overrides else ""
+        self.name = f"{self._model.name}{suffix}" if model is not None else "rules"
 
-    def classify(self, texts: Sequence[str]) -> list[Classification]:
+    def classify(self, items: Sequence[Utterance]) -> list[Classification]:
         out = []
-        for text, verdict in zip(texts, self._model.classify(texts)):
-            if verdict.label is not Importance.CRITICAL and hard_constraint_hits(text):
+        for item, verdict in zip(items, self._model.classify(items)):
+            if verdict.label is not Importance.CRITICAL and self._overrides & set(hard_constraint_hits(item.text)):
                 verdict = Classification(Importance.CRITICAL, verdict.scores, "rule")
             out.append(verdict)
         return out

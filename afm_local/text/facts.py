@@ -288,3 +288,15 @@ def tally(source: str, candidate: str) -> dict[str, tuple[int, int]]:
         if loss.reason != "invented number":
             lost[loss.kind] = lost.get(loss.kind, 0) + 1
     return {kind: (total - lost.get(kind, 0), total) for kind, total in totals.items()}
+
+
+def restates(older: str, newer: str) -> bool:
+    """Whether ``newer`` says everything ``older`` says: every fact kept (``check``, invented numbers
+    aside, since a restatement may add detail) and every content word of ``older`` found again, by stem.
+    What consolidation asks before it sends an older constraint only as a reference to a newer one: a
+    similar message about another allergen ("severe peanut allergy" / "severe sesame allergy") is
+    never taken for a restatement."""
+    if any(loss.reason != "invented number" for loss in losses(older, newer)):
+        return False
+    have = _vocabulary(newer)
+    return all(_matches(w, have) for w in plain_words(older) if _content(w))

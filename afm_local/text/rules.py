@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..core.types import Classification, Importance
+from ..core.types import Classification, Importance, Utterance
 
 # Each entry: (name, pattern). Patterns are case-insensitive and match word stems.
 HARD_CONSTRAINT_PATTERNS: tuple[tuple[str, str], ...] = (
@@ -111,9 +111,9 @@ class RuleClassifier:
 
     name = "rules"
 
-    def classify(self, texts: Sequence[str]) -> list[Classification]:
+    def classify(self, items: Sequence[Utterance]) -> list[Classification]:
         out = []
-        for text in texts:
+        for text in (item.text for item in items):
             if hard_constraint_hits(text):
                 label = Importance.CRITICAL
             elif is_small_talk(text):

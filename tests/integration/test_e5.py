@@ -131,7 +131,7 @@ def test_the_config_names_exactly_the_known_embedders():
     from afm_local.core.config import EmbedderName
 
     assert set(get_args(EmbedderName)) == set(EMBEDDERS)
-    assert AFMConfig().embedder == "minilm-l6-v2"
+    assert AFMConfig().embedder == "multilingual-e5-small"  # the classifier continues its layers
     with pytest.raises(ValueError):
         AFMConfig(embedder="e5-large")
 

@@ -27,7 +27,7 @@ def test_embedder_ranks_related_text_higher():
         ["I have a severe peanut allergy", "I can't eat nuts", "Which hotel in Bangkok is near the river?"]
     )
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.2
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2] + 0.05  # e5 cosines sit in a narrow band
 
 
 def test_embeddings_do_not_depend_on_the_batch():

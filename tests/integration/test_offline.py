@@ -8,6 +8,7 @@ import pytest
 
 from afm_local import AFMConfig, FocusManager, local_components
 
+from conftest import NetworkUsed
 from real import example
 
 
