@@ -27,8 +27,11 @@ class LayeredClassifier:
         self.name = f"{self._model.name}{suffix}" if model is not None else "rules"
 
     def classify(self, items: Sequence[Utterance]) -> list[Classification]:
+        verdicts = self._model.classify(items)
+        if not self._overrides:
+            return verdicts
         out = []
-        for item, verdict in zip(items, self._model.classify(items)):
+        for item, verdict in zip(items, verdicts):
             if verdict.label is not Importance.CRITICAL and self._overrides & set(hard_constraint_hits(item.text)):
                 verdict = Classification(Importance.CRITICAL, verdict.scores, "rule")
             out.append(verdict)

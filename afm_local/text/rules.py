@@ -9,6 +9,7 @@ Every pattern is listed here so a user can read exactly why a message was flagge
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Sequence
 
 from ..core.types import Classification, Importance, Utterance
@@ -85,15 +86,17 @@ def _negated(text: str, match: re.Match[str]) -> bool:
     return bool(_NEGATED_BEFORE.search(text, max(0, start - 80), start) or _NEGATED_AFTER.match(text[end:end + 60]))
 
 
-def hard_constraint_hits(text: str) -> list[str]:
+@lru_cache(maxsize=4096)
+def hard_constraint_hits(text: str) -> tuple[str, ...]:
     """Names of the hard-constraint patterns that ``text`` matches, in table order.
 
     A category counts when at least one of its matches is not negated (see ``NEGATABLE``), so "not
-    allergic to penicillin, but allergic to sulfa" still hits."""
-    return [
+    allergic to penicillin, but allergic to sulfa" still hits. The scan runs once per text: ingest asks
+    for it from the classifier's features and from the compressor's fact check of the same message."""
+    return tuple(
         name for name, pattern in _HARD
         if any(name not in NEGATABLE or not _negated(text, m) for m in pattern.finditer(text))
-    ]
+    )
 
 
 def hard_constraint_spans(text: str) -> list[tuple[int, int]]:
