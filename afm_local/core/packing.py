@@ -28,7 +28,7 @@ import numpy as np
 
 from .types import COMPRESSED, DROPPED, FORMS, FULL, PLACEHOLDER
 
-__all__ = ["FORMS", "NO_FORM", "PackPlan", "pack", "promoted", "without_placeholders"]
+__all__ = ["FORMS", "NO_FORM", "Chains", "PackPlan", "pack", "promoted", "without_placeholders"]
 
 NO_FORM = np.int64(1) << 40  # the cost of a form that is switched off: it never fits
 
@@ -94,6 +94,30 @@ def promoted(costs: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Chains:
+    """For every message, the forms an upgrade may try from a cap down to a lowest form (promoted: a
+    form that costs no more than a worse one stands for it), and their costs: made once per pass kind,
+    so a pass over thousands of messages is a few array operations."""
+
+    caps: np.ndarray  # int8 (n,)
+    forms: np.ndarray  # int8 (n, 3): the s-th form from the cap down; -1 past the lowest
+    costs: np.ndarray  # int64 (n, 3): their costs; NO_FORM past the lowest
+
+    @classmethod
+    def of(cls, plan: PackPlan, caps: np.ndarray, lowest: int = PLACEHOLDER) -> "Chains":
+        n = len(caps)
+        forms = np.full((n, 3), -1, dtype=np.int8)
+        costs = np.full((n, 3), NO_FORM, dtype=np.int64)
+        rows = np.arange(n)
+        for step in range(3):
+            form = caps.astype(np.int64) + step
+            ok = form <= lowest
+            forms[ok, step] = plan.promoted[rows[ok], form[ok]]
+            costs[ok, step] = plan.costs[rows[ok], forms[ok, step]]
+        return cls(caps.astype(np.int8), forms, costs)
+
+
 def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "chronological",
          spend: str = "intended", reserved_limit: int | None = None, reserve_placeholders: bool = True) -> np.ndarray:
     """Return one form code per message, in chronological order, whose costs sum to ``available`` or less.
@@ -111,24 +135,24 @@ def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "c
         raise ValueError(f"unknown spend {spend!r}")
     if spend == "budget" and packing == "afm" and int(plan.costs[:, FULL].sum()) <= available:
         return np.full(len(plan.score), FULL, dtype=np.int8)  # the whole history fits: send it whole
-    prom = plan.promoted
+    by_score = np.lexsort((np.arange(len(plan.score)), -plan.score))  # best first, older first on ties
     if packing == "paper":
-        out, spare = _pack_paper(plan, prom, available)
+        out, spare = _pack_paper(plan, available)
     elif packing == "afm":
         limit = available if reserved_limit is None else reserved_limit
-        out, spare = _pack_afm(plan, prom, available, fill, limit, reserve_placeholders, spend)
+        out, spare = _pack_afm(plan, available, fill, limit, reserve_placeholders, spend, by_score)
     else:
         raise ValueError(f"unknown packing {packing!r}")
     if spend == "budget" and spare > 0:
-        order = np.lexsort((np.arange(len(out)), -plan.score))
-        _upgrade(plan.costs, prom, out, order, np.zeros(len(out), dtype=np.int8), spare)
+        _upgrade(plan.costs, out, by_score, Chains.of(plan, np.zeros(len(out), dtype=np.int8)), spare)
     return out
 
 
-def _pack_afm(plan: PackPlan, prom: np.ndarray, available: int, fill: str, reserved_limit: int,
-              reserve_placeholders: bool, spend: str) -> tuple[np.ndarray, int]:
+def _pack_afm(plan: PackPlan, available: int, fill: str, reserved_limit: int, reserve_placeholders: bool,
+              spend: str, by_score: np.ndarray) -> tuple[np.ndarray, int]:
     n = len(plan.score)
     rows = np.arange(n)
+    prom = plan.promoted
     placeholder_ok = (plan.costs[:, PLACEHOLDER] < NO_FORM) & reserve_placeholders
     out = np.where(placeholder_ok, prom[:, PLACEHOLDER], DROPPED).astype(np.int8)
     out[plan.reserved] = prom[rows, plan.floor][plan.reserved]
@@ -140,45 +164,115 @@ def _pack_afm(plan: PackPlan, prom: np.ndarray, available: int, fill: str, reser
         k = int(np.searchsorted(freed, used - available, side="left")) + 1
         out[others[:k]] = DROPPED
         used -= int(freed[min(k, len(freed)) - 1])
-    floor_dropped = (out == DROPPED) & placeholder_ok & ~plan.reserved
+    eligible = ~plan.reserved & ~((out == DROPPED) & placeholder_ok)  # not reserved, not dropped from the floor
     if fill == "chronological":
-        others = np.flatnonzero(~plan.reserved & ~floor_dropped)
+        others = np.flatnonzero(eligible)
     elif fill == "score":
-        others = np.flatnonzero(~plan.reserved & ~floor_dropped)
-        others = others[np.lexsort((others, -plan.score[others]))]
+        others = by_score[eligible[by_score]]
     else:
         raise ValueError(f"unknown fill {fill!r}")
+    intended = Chains.of(plan, plan.intended)
     # degraded constraints are restored first, within what reserved messages may take; then the rest in fill order
     restore = np.flatnonzero(plan.reserved & (out != prom[:, FULL]))
     spare = available - used
     allowance = min(spare, reserved_limit - int(cost[plan.reserved].sum()))
-    spare -= allowance - _upgrade(plan.costs, prom, out, restore, plan.intended, allowance)
+    spare -= allowance - _upgrade(plan.costs, out, restore, intended, allowance)
     if not reserve_placeholders:  # content before stubs: Full and Compressed forms first, upgraded with spare
-        spare = _upgrade(plan.costs, prom, out, others, plan.intended, spare, lowest=COMPRESSED)
+        spare = _upgrade(plan.costs, out, others, Chains.of(plan, plan.intended, COMPRESSED), spare)
         if spend == "budget":
-            best = np.lexsort((np.arange(n), -plan.score))
-            spare = _upgrade(plan.costs, prom, out, best, np.zeros(n, dtype=np.int8), spare, lowest=COMPRESSED)
-    spare = _upgrade(plan.costs, prom, out, others, plan.intended, spare)
+            spare = _upgrade(plan.costs, out, by_score, Chains.of(plan, np.zeros(n, dtype=np.int8), COMPRESSED), spare)
+    spare = _upgrade(plan.costs, out, others, intended, spare)
     return out, spare
 
 
-def _pack_paper(plan: PackPlan, prom: np.ndarray, available: int) -> tuple[np.ndarray, int]:
+def _pack_paper(plan: PackPlan, available: int) -> tuple[np.ndarray, int]:
     out = np.full(len(plan.score), DROPPED, dtype=np.int8)
-    spare = _upgrade(plan.costs, prom, out, np.arange(len(out)), plan.intended, available)
+    spare = _upgrade(plan.costs, out, np.arange(len(out)), Chains.of(plan, plan.intended), available)
     return out, spare
 
 
-def _upgrade(costs: np.ndarray, prom: np.ndarray, out: np.ndarray, order: np.ndarray, cap: np.ndarray,
-             spare: int, lowest: int = PLACEHOLDER) -> int:
-    """Walk ``order``; give each message the first form of its chain (``cap`` down to ``lowest``) whose
-    promoted form costs more than its current one and fits ``spare``. Updates ``out``; returns the spare.
+def _upgrade(costs: np.ndarray, out: np.ndarray, order: np.ndarray, chains: Chains, spare: int) -> int:
+    """Walk ``order``; give each message the first form of its chain (``chains``: its cap down to the
+    lowest form) whose cost is above its current one and fits ``spare``. Updates ``out``; returns the spare.
 
     A run of messages whose first choice fits is taken in one cumulative sum; only a message whose first
     choice does not fit is looked at in Python, and messages that no longer fit anything are pruned.
     """
-    n = len(out)
-    if not len(order) or spare <= 0:
+    if spare <= 0:
         return spare
+    order = order[out[order] > chains.caps[order]]  # already at its cap or better: nothing to upgrade
+    if not len(order):
+        return spare
+    # everything below is in walk positions: row order[p] of the history is position p
+    chain = chains.forms[order]
+    extras = chains.costs[order] - costs[order, out[order]][:, None]
+    extras[chain < 0] = NO_FORM
+    # the chain stops at the first form that is no upgrade (extra <= 0)
+    stops = np.cumsum(extras <= 0, axis=1) > 0
+    first = np.where(stops[:, 0], 0, extras[:, 0])
+    need = np.where(stops, NO_FORM, extras).min(axis=1)
+    chosen = np.full(len(order), -1, dtype=np.int8)
+    rest = np.flatnonzero(need <= spare)
+    while len(rest):
+        run = np.cumsum(first[rest])
+        k = int(np.searchsorted(run, spare, side="right"))
+        taken = rest[:k][first[rest[:k]] > 0]
+        chosen[taken] = chain[taken, 0]
+        spare -= int(run[k - 1]) if k else 0
+        if k == len(rest):
+            break
+        p = int(rest[k])
+        for step in (1, 2):
+            if stops[p, step]:
+                break
+            if extras[p, step] <= spare:
+                chosen[p] = chain[p, step]
+                spare -= int(extras[p, step])
+                break
+        rest = rest[k + 1:]
+        rest = rest[need[rest] <= spare]
+    upgraded = chosen >= 0
+    out[order[upgraded]] = chosen[upgraded]
+    return spare
+    order = order[out[order] > cap[order]]  # already at its cap or better: nothing to upgrade
+    if not len(order):
+        return spare
+    # everything below is in walk positions: row order[p] of the history is position p
+    current = costs[order, out[order]]
+    caps = cap[order].astype(np.int64)
+    chain = np.full((len(order), 3), -1, dtype=np.int8)  # the s-th form from the cap down (promoted)
+    extras = np.full((len(order), 3), NO_FORM, dtype=np.int64)
+    for step in range(3):
+        ok = caps + step <= lowest
+        chain[ok, step] = prom[order[ok], caps[ok] + step]
+        extras[ok, step] = costs[order[ok], chain[ok, step]] - current[ok]
+    # the chain stops at the first form that is no upgrade (extra <= 0)
+    stops = np.cumsum(extras <= 0, axis=1) > 0
+    first = np.where(stops[:, 0], 0, extras[:, 0])
+    need = np.where(stops, NO_FORM, extras).min(axis=1)
+    chosen = np.full(len(order), -1, dtype=np.int8)
+    rest = np.flatnonzero(need <= spare)
+    while len(rest):
+        run = np.cumsum(first[rest])
+        k = int(np.searchsorted(run, spare, side="right"))
+        taken = rest[:k][first[rest[:k]] > 0]
+        chosen[taken] = chain[taken, 0]
+        spare -= int(run[k - 1]) if k else 0
+        if k == len(rest):
+            break
+        p = int(rest[k])
+        for step in (1, 2):
+            if stops[p, step]:
+                break
+            if extras[p, step] <= spare:
+                chosen[p] = chain[p, step]
+                spare -= int(extras[p, step])
+                break
+        rest = rest[k + 1:]
+        rest = rest[need[rest] <= spare]
+    upgraded = chosen >= 0
+    out[order[upgraded]] = chosen[upgraded]
+    return spare
     rows = np.arange(n)
     current = costs[rows, out]
     # chain[:, s]: the s-th form from the cap down (promoted); -1 past the lowest
