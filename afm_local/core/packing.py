@@ -105,17 +105,19 @@ class Chains:
     costs: np.ndarray  # int64 (n, 3): their costs; NO_FORM past the lowest
 
     @classmethod
-    def of(cls, plan: PackPlan, caps: np.ndarray, lowest: int = PLACEHOLDER) -> "Chains":
-        n = len(caps)
-        forms = np.full((n, 3), -1, dtype=np.int8)
-        costs = np.full((n, 3), NO_FORM, dtype=np.int64)
-        rows = np.arange(n)
-        for step in range(3):
-            form = caps.astype(np.int64) + step
-            ok = form <= lowest
-            forms[ok, step] = plan.promoted[rows[ok], form[ok]]
-            costs[ok, step] = plan.costs[rows[ok], forms[ok, step]]
+    def of(cls, plan: PackPlan, caps: np.ndarray) -> "Chains":
+        """The chains from ``caps`` down to a placeholder: two gathers over the whole history."""
+        steps = caps.astype(np.int64)[:, None] + np.arange(3)
+        past = steps > PLACEHOLDER
+        forms = np.take_along_axis(plan.promoted, np.minimum(steps, PLACEHOLDER), axis=1)
+        costs = np.take_along_axis(plan.costs, forms.astype(np.int64), axis=1)
+        forms[past], costs[past] = -1, NO_FORM
         return cls(caps.astype(np.int8), forms, costs)
+
+    def down_to(self, lowest: int) -> "Chains":
+        """The same chains, stopped at ``lowest`` (Compressed: no placeholder is tried)."""
+        past = self.caps.astype(np.int64)[:, None] + np.arange(3) > lowest
+        return Chains(self.caps, np.where(past, -1, self.forms).astype(np.int8), np.where(past, NO_FORM, self.costs))
 
 
 def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "chronological",
@@ -135,7 +137,7 @@ def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "c
         raise ValueError(f"unknown spend {spend!r}")
     if spend == "budget" and packing == "afm" and int(plan.costs[:, FULL].sum()) <= available:
         return np.full(len(plan.score), FULL, dtype=np.int8)  # the whole history fits: send it whole
-    by_score = np.lexsort((np.arange(len(plan.score)), -plan.score))  # best first, older first on ties
+    by_score = np.argsort(-plan.score, kind="stable")  # best first, older first on ties
     if packing == "paper":
         out, spare = _pack_paper(plan, available)
     elif packing == "afm":
@@ -144,7 +146,7 @@ def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "c
     else:
         raise ValueError(f"unknown packing {packing!r}")
     if spend == "budget" and spare > 0:
-        _upgrade(plan.costs, out, by_score, Chains.of(plan, np.zeros(len(out), dtype=np.int8)), spare)
+        _upgrade(plan.costs, out, by_score, Chains.of(plan, np.full(len(out), FULL, dtype=np.int8)), spare)
     return out
 
 
@@ -178,9 +180,11 @@ def _pack_afm(plan: PackPlan, available: int, fill: str, reserved_limit: int, re
     allowance = min(spare, reserved_limit - int(cost[plan.reserved].sum()))
     spare -= allowance - _upgrade(plan.costs, out, restore, intended, allowance)
     if not reserve_placeholders:  # content before stubs: Full and Compressed forms first, upgraded with spare
-        spare = _upgrade(plan.costs, out, others, Chains.of(plan, plan.intended, COMPRESSED), spare)
+        content = others[plan.intended[others] <= COMPRESSED]  # a message meant as a stub waits for the stubs
+        spare = _upgrade(plan.costs, out, content, intended.down_to(COMPRESSED), spare)
         if spend == "budget":
-            spare = _upgrade(plan.costs, out, by_score, Chains.of(plan, np.zeros(n, dtype=np.int8), COMPRESSED), spare)
+            up = Chains.of(plan, np.full(n, FULL, dtype=np.int8)).down_to(COMPRESSED)
+            spare = _upgrade(plan.costs, out, by_score, up, spare)
     spare = _upgrade(plan.costs, out, others, intended, spare)
     return out, spare
 
