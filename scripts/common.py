@@ -174,23 +174,32 @@ def write_headline() -> Path:
         lines.append("")
     l_path = OUT_DIR / "long_results.json"
     if l_path.exists():
-        lr = json.loads(l_path.read_text())
-        sm = lr["summary"]
-
-        def pc(k):
-            a = sm[k]["all"]
-            return f"{100 * a[0] / a[1]:.0f}%"
-
-        lines.append(f"## Long conversations ({lr['args']['conversations']} x {sm['afm']['all'][1] // lr['args']['conversations']} questions, "
-                     f"{lr['rows'][0]['n_messages']} messages, {lr['args']['budget']} tokens)")
-        lines.append("")
-        lines.append(f"Evidence reaching the model Full/Compressed: AFM paper defaults {pc('afm')}, fill=score {pc('afm_score_fill')}, "
-                     f"pure recency {pc('recency')}, pure similarity {pc('similarity')}, AFM + remedy "
-                     f"(`similarity_floor={lr['args']['floor']}, max_placeholders={lr['args']['cap']}, fill=\"score\"`) {pc('afm_floor_cap_score_fill')}. See long.md.")
-        lines.append("")
+        lines += _long_headline(json.loads(l_path.read_text()))
     path = OUT_DIR / "headline.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def _long_headline(lr: dict) -> list[str]:
+    """The long-conversation lines of the headline, from bench_long's rows: per strategy and budget, the
+    share of planted facts retained, constraints and preferences verbatim, and refusals."""
+    rows, budgets = lr["rows"], [int(b) for b in str(lr["args"]["budgets"]).split(",")]
+
+    def share(strategy: str, budget: int, kind: str, key: str) -> str:
+        hit = [r[key] for r in rows if r["strategy"] == strategy and r["budget"] == budget and r["kind"] == kind]
+        return f"{100 * sum(hit) / len(hit):.0f}%" if hit else "–"
+
+    kinds = sorted({r["kind"] for r in rows})
+    lines = [f"## Long real conversations (`{lr['args']['split']}` split; bench_long, see long.md)", "",
+             "Each cell: planted facts retained (Full or Compressed) / constraints verbatim / preferences verbatim.", "",
+             "| strategy | " + " | ".join(f"{b} tok" for b in budgets) + " |",
+             "|---|" + "---|" * len(budgets)]
+    for strategy in ("afm", "afm_paper", "topk", "recency"):
+        cells = [" / ".join(share(strategy, b, k, "retained" if k == "fact" else "verbatim")
+                            for k in ("fact", "constraint", "preference") if k in kinds) for b in budgets]
+        refused = sum(r["refused"] for r in rows if r["strategy"] == strategy)
+        lines.append(f"| {strategy}{f' ({refused} refused)' if refused else ''} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def form_sha(text: str) -> str:

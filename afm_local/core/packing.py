@@ -31,6 +31,7 @@ from .types import COMPRESSED, DROPPED, FORMS, FULL, PLACEHOLDER
 __all__ = ["FORMS", "NO_FORM", "Chains", "PackPlan", "pack", "promoted", "without_placeholders"]
 
 NO_FORM = np.int64(1) << 40  # the cost of a form that is switched off: it never fits
+WALK_BLOCK = 512  # positions of an upgrade walk handled by one set of array operations
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +47,11 @@ class PackPlan:
     floor: np.ndarray  # int8 form code, meaningful where reserved
     costs: np.ndarray  # int64, shape (n, 4)
     promoted: np.ndarray = field(init=False)  # int8 (n, 4): ``promoted(costs)``, made once per plan
+    step: np.ndarray = field(init=False)  # int64 (n,): ``smallest_step(costs)``, made once per plan
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "promoted", promoted(self.costs))
+        object.__setattr__(self, "step", smallest_step(self.costs))
 
     @classmethod
     def of(cls, reserved: np.ndarray, score: np.ndarray, intended: np.ndarray, costs: np.ndarray,
@@ -94,6 +97,20 @@ def promoted(costs: np.ndarray) -> np.ndarray:
     return out
 
 
+def smallest_step(costs: np.ndarray) -> np.ndarray:
+    """For each message, the smallest positive difference between the costs of two of its forms
+    (dropped included, switched-off forms not): no upgrade of it can cost less, so a pass with less
+    spare than that skips it without looking at its chain. Most passes late in a turn have a few
+    tokens left and thousands of messages to walk."""
+    on = costs < NO_FORM
+    step = np.full(len(costs), NO_FORM, dtype=np.int64)
+    for a in range(4):
+        for b in range(a + 1, 4):
+            gap = np.abs(costs[:, a] - costs[:, b])
+            np.minimum(step, np.where(on[:, a] & on[:, b] & (gap > 0), gap, NO_FORM), out=step)
+    return step
+
+
 @dataclass(frozen=True, slots=True)
 class Chains:
     """For every message, the forms an upgrade may try from a cap down to a lowest form (promoted: a
@@ -103,6 +120,10 @@ class Chains:
     caps: np.ndarray  # int8 (n,)
     forms: np.ndarray  # int8 (n, 3): the s-th form from the cap down; -1 past the lowest
     costs: np.ndarray  # int64 (n, 3): their costs; NO_FORM past the lowest
+    cheapest: np.ndarray = field(init=False)  # int64 (n,): the cheapest form of each chain
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cheapest", self.costs.min(axis=1))
 
     @classmethod
     def of(cls, plan: PackPlan, caps: np.ndarray) -> "Chains":
@@ -138,20 +159,22 @@ def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "c
     if spend == "budget" and packing == "afm" and int(plan.costs[:, FULL].sum()) <= available:
         return np.full(len(plan.score), FULL, dtype=np.int8)  # the whole history fits: send it whole
     by_score = np.argsort(-plan.score, kind="stable")  # best first, older first on ties
+    top = Chains.of(plan, np.full(len(plan.score), FULL, dtype=np.int8)) if spend == "budget" else None
     if packing == "paper":
         out, spare = _pack_paper(plan, available)
     elif packing == "afm":
         limit = available if reserved_limit is None else reserved_limit
-        out, spare = _pack_afm(plan, available, fill, limit, reserve_placeholders, spend, by_score)
+        out, spare = _pack_afm(plan, available, fill, limit, reserve_placeholders, top, by_score)
     else:
         raise ValueError(f"unknown packing {packing!r}")
-    if spend == "budget" and spare > 0:
-        _upgrade(plan.costs, out, by_score, Chains.of(plan, np.full(len(out), FULL, dtype=np.int8)), spare)
+    if top is not None:  # spend="budget": what is still spare goes beyond intended forms, best score first
+        _upgrade(plan, out, by_score, top, spare)
     return out
 
 
 def _pack_afm(plan: PackPlan, available: int, fill: str, reserved_limit: int, reserve_placeholders: bool,
-              spend: str, by_score: np.ndarray) -> tuple[np.ndarray, int]:
+              top: Chains | None, by_score: np.ndarray) -> tuple[np.ndarray, int]:
+    """``top``: the chains from Full down, when spare tokens may go beyond intended forms (spend="budget")."""
     n = len(plan.score)
     rows = np.arange(n)
     prom = plan.promoted
@@ -178,38 +201,57 @@ def _pack_afm(plan: PackPlan, available: int, fill: str, reserved_limit: int, re
     restore = np.flatnonzero(plan.reserved & (out != prom[:, FULL]))
     spare = available - used
     allowance = min(spare, reserved_limit - int(cost[plan.reserved].sum()))
-    spare -= allowance - _upgrade(plan.costs, out, restore, intended, allowance)
+    spare -= allowance - _upgrade(plan, out, restore, intended, allowance)
     if not reserve_placeholders:  # content before stubs: Full and Compressed forms first, upgraded with spare
         content = others[plan.intended[others] <= COMPRESSED]  # a message meant as a stub waits for the stubs
-        spare = _upgrade(plan.costs, out, content, intended.down_to(COMPRESSED), spare)
-        if spend == "budget":
-            up = Chains.of(plan, np.full(n, FULL, dtype=np.int8)).down_to(COMPRESSED)
-            spare = _upgrade(plan.costs, out, by_score, up, spare)
-    spare = _upgrade(plan.costs, out, others, intended, spare)
+        spare = _upgrade(plan, out, content, intended.down_to(COMPRESSED), spare)
+        if top is not None:
+            spare = _upgrade(plan, out, by_score, top.down_to(COMPRESSED), spare)
+    spare = _upgrade(plan, out, others, intended, spare)
     return out, spare
 
 
 def _pack_paper(plan: PackPlan, available: int) -> tuple[np.ndarray, int]:
     out = np.full(len(plan.score), DROPPED, dtype=np.int8)
-    spare = _upgrade(plan.costs, out, np.arange(len(out)), Chains.of(plan, plan.intended), available)
+    spare = _upgrade(plan, out, np.arange(len(out)), Chains.of(plan, plan.intended), available)
     return out, spare
 
 
-def _upgrade(costs: np.ndarray, out: np.ndarray, order: np.ndarray, chains: Chains, spare: int) -> int:
+def _upgrade(plan: PackPlan, out: np.ndarray, order: np.ndarray, chains: Chains, spare: int) -> int:
     """Walk ``order``; give each message the first form of its chain (``chains``: its cap down to the
     lowest form) whose cost is above its current one and fits ``spare``. Updates ``out``; returns the spare.
+
+    The walk goes in blocks of ``WALK_BLOCK`` positions and stops once no message left in the order has
+    an upgrade as small as the spare (``PackPlan.step``): late passes of a turn often have a few tokens
+    for thousands of messages. Each message's choice depends only on the spare when it is reached, so
+    the blocks give the same result as one walk.
+    """
+    if spare <= 0:
+        return spare
+    order = order[(plan.step[order] <= spare) & (out[order] > chains.caps[order])]  # else nothing it can do
+    order = order[chains.cheapest[order] <= plan.costs[order, out[order]] + spare]  # a form of its chain fits
+    if not len(order):
+        return spare
+    smallest_after = np.minimum.accumulate(plan.step[order][::-1])[::-1]
+    for start in range(0, len(order), WALK_BLOCK):
+        if smallest_after[start] > spare:
+            break
+        spare = _walk(plan, out, order[start:start + WALK_BLOCK], chains, spare)
+    return spare
+
+
+def _walk(plan: PackPlan, out: np.ndarray, order: np.ndarray, chains: Chains, spare: int) -> int:
+    """One block of ``_upgrade``'s walk.
 
     A run of messages whose first choice fits is taken in one cumulative sum; only a message whose first
     choice does not fit is looked at in Python, and messages that no longer fit anything are pruned.
     """
-    if spare <= 0:
-        return spare
-    order = order[out[order] > chains.caps[order]]  # already at its cap or better: nothing to upgrade
-    if not len(order):
-        return spare
+    current = plan.costs[order, out[order]]
+    fits = chains.cheapest[order] <= current + spare  # the spare has shrunk since the order was filtered
+    order, current = order[fits], current[fits]
     # everything below is in walk positions: row order[p] of the history is position p
     chain = chains.forms[order]
-    extras = chains.costs[order] - costs[order, out[order]][:, None]
+    extras = chains.costs[order] - current[:, None]
     extras[chain < 0] = NO_FORM
     # the chain stops at the first form that is no upgrade (extra <= 0)
     stops = np.cumsum(extras <= 0, axis=1) > 0
@@ -237,77 +279,4 @@ def _upgrade(costs: np.ndarray, out: np.ndarray, order: np.ndarray, chains: Chai
         rest = rest[need[rest] <= spare]
     upgraded = chosen >= 0
     out[order[upgraded]] = chosen[upgraded]
-    return spare
-    order = order[out[order] > cap[order]]  # already at its cap or better: nothing to upgrade
-    if not len(order):
-        return spare
-    # everything below is in walk positions: row order[p] of the history is position p
-    current = costs[order, out[order]]
-    caps = cap[order].astype(np.int64)
-    chain = np.full((len(order), 3), -1, dtype=np.int8)  # the s-th form from the cap down (promoted)
-    extras = np.full((len(order), 3), NO_FORM, dtype=np.int64)
-    for step in range(3):
-        ok = caps + step <= lowest
-        chain[ok, step] = prom[order[ok], caps[ok] + step]
-        extras[ok, step] = costs[order[ok], chain[ok, step]] - current[ok]
-    # the chain stops at the first form that is no upgrade (extra <= 0)
-    stops = np.cumsum(extras <= 0, axis=1) > 0
-    first = np.where(stops[:, 0], 0, extras[:, 0])
-    need = np.where(stops, NO_FORM, extras).min(axis=1)
-    chosen = np.full(len(order), -1, dtype=np.int8)
-    rest = np.flatnonzero(need <= spare)
-    while len(rest):
-        run = np.cumsum(first[rest])
-        k = int(np.searchsorted(run, spare, side="right"))
-        taken = rest[:k][first[rest[:k]] > 0]
-        chosen[taken] = chain[taken, 0]
-        spare -= int(run[k - 1]) if k else 0
-        if k == len(rest):
-            break
-        p = int(rest[k])
-        for step in (1, 2):
-            if stops[p, step]:
-                break
-            if extras[p, step] <= spare:
-                chosen[p] = chain[p, step]
-                spare -= int(extras[p, step])
-                break
-        rest = rest[k + 1:]
-        rest = rest[need[rest] <= spare]
-    upgraded = chosen >= 0
-    out[order[upgraded]] = chosen[upgraded]
-    return spare
-    rows = np.arange(n)
-    current = costs[rows, out]
-    # chain[:, s]: the s-th form from the cap down (promoted); -1 past the lowest
-    chain = np.full((n, 3), -1, dtype=np.int8)
-    extras = np.full((n, 3), NO_FORM, dtype=np.int64)
-    for step in range(3):
-        form = cap.astype(np.int64) + step
-        ok = form <= lowest
-        chain[ok, step] = prom[rows[ok], form[ok]]
-        extras[ok, step] = costs[rows[ok], chain[ok, step]] - current[ok]
-    # the chain stops at the first form that is no upgrade (extra <= 0)
-    stops = np.cumsum(extras <= 0, axis=1) > 0
-    first = np.where(stops[:, 0], 0, extras[:, 0])
-    need = np.where(stops, NO_FORM, extras).min(axis=1)
-    rest = order[need[order] <= spare]
-    while len(rest):
-        run = np.cumsum(first[rest])
-        k = int(np.searchsorted(run, spare, side="right"))
-        taken = rest[:k][first[rest[:k]] > 0]
-        out[taken] = chain[taken, 0]
-        spare -= int(run[k - 1]) if k else 0
-        if k == len(rest):
-            break
-        i = int(rest[k])
-        for step in (1, 2):
-            if stops[i, step]:
-                break
-            if extras[i, step] <= spare:
-                out[i] = chain[i, step]
-                spare -= int(extras[i, step])
-                break
-        rest = rest[k + 1:]
-        rest = rest[need[rest] <= spare]
     return spare
