@@ -128,10 +128,11 @@ class Chains:
     @classmethod
     def of(cls, plan: PackPlan, caps: np.ndarray) -> "Chains":
         """The chains from ``caps`` down to a placeholder: two gathers over the whole history."""
-        steps = caps.astype(np.int64)[:, None] + np.arange(3)
+        steps = caps.astype(np.intp)[:, None] + np.arange(3)
         past = steps > PLACEHOLDER
-        forms = np.take_along_axis(plan.promoted, np.minimum(steps, PLACEHOLDER), axis=1)
-        costs = np.take_along_axis(plan.costs, forms.astype(np.int64), axis=1)
+        rows = np.arange(len(caps))[:, None]
+        forms = plan.promoted[rows, np.minimum(steps, PLACEHOLDER)]
+        costs = plan.costs[rows, forms]
         forms[past], costs[past] = -1, NO_FORM
         return cls(caps.astype(np.int8), forms, costs)
 
