@@ -120,7 +120,10 @@ def random_pool(rng: random.Random) -> list[Turn]:
     return out
 
 
-def candidate_pool(rng: random.Random, exclude: set[str]) -> list[Turn]:
+def matching_pool(rng: random.Random, exclude: set[str], pattern: re.Pattern[str], per_corpus: int,
+                  total: int) -> list[Turn]:
+    """First-person turns by a person that ``pattern`` finds, not sampled before: at most ``per_corpus``
+    from each corpus family, ``total`` in all, shuffled."""
     by_corpus: dict[str, list[Turn]] = {}
     for corpus in FILES:
         for dialogue_id, turns in dialogues(corpus).items():
@@ -129,36 +132,25 @@ def candidate_pool(rng: random.Random, exclude: set[str]) -> list[Turn]:
             for t in turns:
                 speaker = t.role == "user" or corpus in HUMAN_BOTH_SIDES
                 if (speaker and t.id not in exclude and len(t.text) <= SHOW_CHARS
-                        and CANDIDATE_RE.search(t.text) and FIRST_PERSON_RE.search(t.text)):
+                        and pattern.search(t.text) and FIRST_PERSON_RE.search(t.text)):
                     by_corpus.setdefault(family(corpus), []).append(t)
     out: list[Turn] = []
     for fam in sorted(by_corpus):
         hits = by_corpus[fam]
         rng.shuffle(hits)
-        out += hits[:CANDIDATE_PER_CORPUS]
+        out += hits[:per_corpus]
     rng.shuffle(out)
-    return out[:CANDIDATES]
+    return out[:total]
+
+
+def candidate_pool(rng: random.Random, exclude: set[str]) -> list[Turn]:
+    """Wave 1: turns with a constraint word."""
+    return matching_pool(rng, exclude, CANDIDATE_RE, CANDIDATE_PER_CORPUS, CANDIDATES)
 
 
 def dense_pool(rng: random.Random, exclude: set[str]) -> list[Turn]:
-    """Wave 2: first-person turns by a person with a strong constraint signal, not sampled before."""
-    by_corpus: dict[str, list[Turn]] = {}
-    for corpus in FILES:
-        for dialogue_id, turns in dialogues(corpus).items():
-            if not eligible(corpus, dialogue_id):
-                continue
-            for t in turns:
-                speaker = t.role == "user" or corpus in HUMAN_BOTH_SIDES
-                if (speaker and t.id not in exclude and len(t.text) <= SHOW_CHARS
-                        and DENSE_RE.search(t.text) and FIRST_PERSON_RE.search(t.text)):
-                    by_corpus.setdefault(family(corpus), []).append(t)
-    out: list[Turn] = []
-    for fam in sorted(by_corpus):
-        hits = by_corpus[fam]
-        rng.shuffle(hits)
-        out += hits[:WAVE2_PER_CORPUS]
-    rng.shuffle(out)
-    return out[:WAVE2]
+    """Wave 2: turns with a strong constraint signal."""
+    return matching_pool(rng, exclude, DENSE_RE, WAVE2_PER_CORPUS, WAVE2)
 
 
 def write_batches(folder: Path, turns: list[Turn]) -> None:
