@@ -40,7 +40,6 @@ import numpy as np
 from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components
 from afm_local.core.baselines import naive_replay, top_k_similarity
 from afm_local.core.protocols import Components
-from afm_local.core.types import Fidelity
 from scripts.common import OUT_DIR
 from scripts.corpora import Turn, dialogues
 from scripts.sample_labelling import split_of

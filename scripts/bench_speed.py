@@ -198,7 +198,7 @@ def report(runs: dict[str, list[dict]], args: argparse.Namespace) -> list[str]:
     lines.append(row("ingest in a batch, per message (ms)", "batch_ingest_ms"))
     for size in args.sizes:
         lines.append(row(f"turn at {size:,} messages, new query (ms)", "turn_ms", size))
-        lines.append(row(f"  query embedding alone (ms)", "embed_ms", size))
+        lines.append(row("  query embedding alone (ms)", "embed_ms", size))
     for size in args.sizes:
         beyond = [r["turn_ms"][str(size)] - r["embed_ms"][str(size)] for r in runs["this"]]
         text = f"{statistics.median(beyond):.1f}"

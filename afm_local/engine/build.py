@@ -25,7 +25,7 @@ from ..core.protocols import TokenCounter
 from ..core.render import Packed, reference_line, render_chat, render_structured
 from ..core.scoring import intended_forms, messages_ago, recency_weight, score_messages
 from ..core.types import (
-    COMPRESSED, CRITICAL, DROPPED, FORMS, FULL, IMPORTANCES, PLACEHOLDER, RELEVANT, Context, ContextItem, Message,
+    COMPRESSED, CRITICAL, DROPPED, FORMS, FULL, IMPORTANCES, PLACEHOLDER, RELEVANT, Context, ContextItem,
 )
 from ..text.lexicon import language_of_counts, letter_counts
 from .history import CONSTRAINTS, REFERENCE, Snapshot

@@ -183,11 +183,6 @@ def words(text: str) -> list[str]:
     return WORD_RE.findall(text)
 
 
-def word_spans(text: str) -> list[tuple[str, int, int]]:
-    """Like ``words`` but with character offsets, to tell which words a pattern match covers."""
-    return [(m.group(), m.start(), m.end()) for m in WORD_RE.finditer(text)]
-
-
 def is_named(word: str, first: bool) -> bool:
     """A named thing: an acronym, or a capitalised word that does not merely start a sentence."""
     if len(word) >= 2 and word.isupper() and any(c.isalpha() for c in word):

@@ -99,11 +99,6 @@ def hard_constraint_hits(text: str) -> tuple[str, ...]:
     )
 
 
-def hard_constraint_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of every hard-constraint match, so a compressor can keep those words."""
-    return [m.span() for _, pattern in _HARD for m in pattern.finditer(text)]
-
-
 def is_small_talk(text: str) -> bool:
     """Short pleasantries and acknowledgements with no content of their own."""
     return bool(_SMALL_TALK.match(text.strip())) and len(text.split()) <= 8
