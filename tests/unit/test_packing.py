@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from afm_local import Fidelity
-from afm_local.core.packing import FORMS, NO_FORM, PackPlan, pack, without_placeholders
+from afm_local.core.packing import FORMS, NO_FORM, WALK_BLOCK, PackPlan, pack, smallest_step, without_placeholders
 
 import reference_packing as ref
 
@@ -76,6 +76,48 @@ def test_array_packer_matches_the_reference(its, available, options):
         for it, f in zip(its, got):
             if it.reserved:
                 assert order.index(f) <= order.index(ref.promote(it, it.floor))
+
+
+def random_items(seed: int, n: int) -> list[ref.Item]:
+    """A long history drawn like ``items()``, from a seed: hypothesis would take long to build thousands."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        reserved = bool(rng.random() < 0.05)
+        full = int(rng.integers(1, 200))
+        costs = {Fidelity.FULL: full}
+        if rng.random() < 0.9:
+            costs[Fidelity.COMPRESSED] = int(rng.integers(1, full + 1))
+        if rng.random() < 0.9:
+            costs[Fidelity.PLACEHOLDER] = int(rng.integers(1, 16))
+        floor = Fidelity(rng.choice([f.value for f in SHAPES if f in costs])) if reserved else Fidelity.FULL
+        intended = Fidelity.FULL if reserved else SHAPES[int(rng.integers(0, 3))]
+        out.append(ref.Item(reserved, float(rng.random()), intended, costs, floor))
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(WALK_BLOCK, 3 * WALK_BLOCK), st.floats(0.05, 1.1), OPTIONS)
+def test_long_histories_walked_in_blocks_match_the_reference(seed, n, share, options):
+    """Upgrade passes walk long histories in blocks of WALK_BLOCK and stop early; the forms must not change.
+    The budget is a share of the whole history's cost, so that passes reach past their first block."""
+    its = random_items(seed, n)
+    available = int(share * sum(it.costs[Fidelity.FULL] for it in its))
+    try:
+        expected = ref.pack(its, available, **options)
+    except ValueError:
+        return
+    assert forms(plan_of(its), available, **options) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.integers(0, 300), st.just(int(NO_FORM))), min_size=4, max_size=4),
+                min_size=1, max_size=20))
+def test_smallest_step_is_the_smallest_positive_gap_between_two_forms(rows):
+    costs = np.array(rows, dtype=np.int64)
+    expected = [min((abs(a - b) for i, a in enumerate(r) for b in r[i + 1:] if a < NO_FORM and b < NO_FORM and a != b),
+                    default=int(NO_FORM)) for r in rows]
+    assert smallest_step(costs).tolist() == expected
 
 
 @settings(max_examples=200, deadline=None)
