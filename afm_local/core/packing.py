@@ -28,7 +28,9 @@ import numpy as np
 
 from .types import COMPRESSED, DROPPED, FORMS, FULL, PLACEHOLDER
 
-__all__ = ["FORMS", "NO_FORM", "WALK_BLOCK", "Chains", "PackPlan", "pack", "promoted", "smallest_step", "without_placeholders"]
+__all__ = [
+    "FORMS", "NO_FORM", "WALK_BLOCK", "Chains", "PackPlan", "pack", "promoted", "smallest_step", "without_placeholders",
+]
 
 NO_FORM = np.int64(1) << 40  # the cost of a form that is switched off: it never fits
 WALK_BLOCK = 512  # positions of an upgrade walk handled by one set of array operations
