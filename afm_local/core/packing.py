@@ -232,24 +232,26 @@ def _upgrade(plan: PackPlan, out: np.ndarray, order: np.ndarray, chains: Chains,
     if spare <= 0:
         return spare
     order = order[(plan.step[order] <= spare) & (out[order] > chains.caps[order])]  # else nothing it can do
-    order = order[chains.cheapest[order] <= plan.costs[order, out[order]] + spare]  # a form of its chain fits
+    current = plan.costs[order, out[order]]  # stays true for a message until the walk reaches it
+    fits = chains.cheapest[order] <= current + spare  # a form of its chain fits
+    order, current = order[fits], current[fits]
     if not len(order):
         return spare
     smallest_after = np.minimum.accumulate(plan.step[order][::-1])[::-1]
     for start in range(0, len(order), WALK_BLOCK):
         if smallest_after[start] > spare:
             break
-        spare = _walk(plan, out, order[start:start + WALK_BLOCK], chains, spare)
+        block = slice(start, start + WALK_BLOCK)
+        spare = _walk(out, order[block], current[block], chains, spare)
     return spare
 
 
-def _walk(plan: PackPlan, out: np.ndarray, order: np.ndarray, chains: Chains, spare: int) -> int:
-    """One block of ``_upgrade``'s walk.
+def _walk(out: np.ndarray, order: np.ndarray, current: np.ndarray, chains: Chains, spare: int) -> int:
+    """One block of ``_upgrade``'s walk (``current``: the cost of each message's form before it).
 
     A run of messages whose first choice fits is taken in one cumulative sum; only a message whose first
     choice does not fit is looked at in Python, and messages that no longer fit anything are pruned.
     """
-    current = plan.costs[order, out[order]]
     fits = chains.cheapest[order] <= current + spare  # the spare has shrunk since the order was filtered
     order, current = order[fits], current[fits]
     # everything below is in walk positions: row order[p] of the history is position p
