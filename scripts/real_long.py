@@ -1,0 +1,271 @@
+"""Long conversations of real dialogue with questions that annotators wrote: the relevance dev and test sets.
+
+    .venv/bin/python -m scripts.real_long build             # data/long_real/conversations.jsonl (ids only)
+    .venv/bin/python -m scripts.real_long dump OUTDIR       # annotators' reading copies (text: never committed)
+    .venv/bin/python -m scripts.real_long check FILE.jsonl  # validate an annotator's questions
+    .venv/bin/python -m scripts.real_long collect DIR       # annotators' files -> data/long_real/questions_<split>.jsonl
+
+A conversation is a run of whole real dialogues ("sessions") read from ../shared/corpora: open-domain
+chit-chat between two people (Topical-Chat), campsite negotiations (CaSiNo), movie-recommendation chats
+(ReDial), bookings (MultiWOZ, SGD, Taskmaster-4), assistant chats (OpenAssistant, Dolly, HH-RLHF) and
+short interviews about tastes (Circa, several question/answer pairs to a session), about ``TURNS``
+messages in all, like the multi-session chats of a long-lived assistant. Every dialogue is taken from
+one split of the labelling sample's dialogue split, so dev conversations and test conversations share
+no dialogue. The repository keeps the conversations as dialogue ids and the questions with their
+evidence as turn ids (``<corpus>|<dialogue_id>|<turn>``); the text stays in ../shared/corpora.
+
+Questions are written by annotators who read the conversation (docs/long_questions.md), never by whoever
+tunes the engine; ``check`` enforces the rules a script can check: the evidence exists, and the question
+does not reuse the evidence's distinctive words (rare in the conversation, or a name or a number).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from scripts.common import ROOT
+from scripts.corpora import Turn, dialogues
+from scripts.sample_labelling import split_of
+
+DATA = ROOT / "data" / "long_real"
+CONVERSATIONS = DATA / "conversations.jsonl"
+TURNS = 600
+PLAN = {"dev": 8, "test": 6}  # conversations per split
+SEED = "20261204:long_real"
+# Sessions drawn per corpus (weights of a draw, not of messages); circa sessions hold CIRCA_PAIRS pairs.
+MIX = {
+    "topical_chat": 0.26, "casino": 0.13, "redial_subset": 0.15, "multiwoz22": 0.12, "sgd": 0.08,
+    "taskmaster4": 0.04, "oasst_en100": 0.06, "circa": 0.08, "hh_rlhf_harmless_test": 0.05, "dolly_subset": 0.03,
+}
+CIRCA_PAIRS = 8
+TYPES = ("single", "multi", "temporal", "third_person")
+RARE_SHARE = 0.02  # a word in at most this share of the conversation's messages is distinctive
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    id: str
+    split: str
+    sessions: list[list[str]]  # each session: "<corpus>|<dialogue_id>" of its dialogues, in order
+
+    def turns(self) -> list[Turn]:
+        return [t for session in self.sessions for key in session for t in _dialogue(key)]
+
+    def session_of(self) -> list[int]:
+        return [k for k, session in enumerate(self.sessions) for key in session for _ in _dialogue(key)]
+
+
+def _dialogue(key: str) -> list[Turn]:
+    corpus, dialogue_id = key.split("|", 1)
+    return dialogues(corpus)[dialogue_id]
+
+
+@lru_cache(maxsize=None)
+def _pool(corpus: str, split: str) -> list[str]:
+    return sorted(d for d, turns in dialogues(corpus).items()
+                  if split_of(corpus, d) == split and (len(turns) >= 2 or corpus == "circa"))
+
+
+def build(split: str, index: int, rng: random.Random, used: set[str]) -> Conversation:
+    """Whole dialogues of ``split``, drawn by ``MIX`` and never twice, until ``TURNS`` messages."""
+    corpora, weights = zip(*MIX.items())
+    sessions: list[list[str]] = []
+    size = 0
+    while size < TURNS:
+        corpus = rng.choices(corpora, weights)[0]
+        pool = [d for d in _pool(corpus, split) if f"{corpus}|{d}" not in used]
+        picks = rng.sample(pool, CIRCA_PAIRS if corpus == "circa" else 1)
+        keys = [f"{corpus}|{d}" for d in picks]
+        used.update(keys)
+        sessions.append(keys)
+        size += sum(len(_dialogue(k)) for k in keys)
+    return Conversation(f"{split}-{index:02d}", split, sessions)
+
+
+def load() -> list[Conversation]:
+    rows = [json.loads(line) for line in CONVERSATIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [Conversation(r["id"], r["split"], r["sessions"]) for r in rows]
+
+
+def conversation(conv_id: str) -> Conversation:
+    found = [c for c in load() if c.id == conv_id]
+    if not found:
+        raise SystemExit(f"no conversation {conv_id!r} in {CONVERSATIONS}")
+    return found[0]
+
+
+def cmd_build(_: argparse.Namespace) -> None:
+    rng = random.Random(SEED)
+    used: set[str] = set()
+    convs = [build(split, i, rng, used) for split, n in PLAN.items() for i in range(n)]
+    DATA.mkdir(parents=True, exist_ok=True)
+    CONVERSATIONS.write_text("".join(json.dumps({"id": c.id, "split": c.split, "sessions": c.sessions}) + "\n"
+                                     for c in convs), encoding="utf-8")
+    for c in convs:
+        counts = Counter(key.split("|")[0] for s in c.sessions for key in s)
+        print(c.id, len(c.turns()), "messages,", len(c.sessions), "sessions", dict(counts))
+
+
+def cmd_dump(args: argparse.Namespace) -> None:
+    out = Path(args.outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    for c in load():
+        if args.split and c.split != args.split:
+            continue
+        lines = [f"# conversation {c.id}: {len(c.turns())} messages in {len(c.sessions)} sessions", ""]
+        n = 0
+        for k, session in enumerate(c.sessions):
+            corpus = session[0].split("|")[0]
+            lines.append(f"---- session {k + 1} ({corpus}) ----")
+            for key in session:
+                for t in _dialogue(key):
+                    lines.append(f"#{n:04d} [{t.role}] {' '.join(t.text.split())}")
+                    n += 1
+            lines.append("")
+        (out / f"{c.id}.txt").write_text("\n".join(lines), encoding="utf-8")
+        print(out / f"{c.id}.txt", n)
+
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_STOP = frozenset("""a an the and or but if so of to in on at by for with from as is are was were be been being am do does did
+have has had i me my mine we us our you your he him his she her they them their it its this that these those there here
+what which who whom whose when where why how not no yes can could would should will shall may might must just also very
+really too than then about into over under again more most some any all each other such only own same few both out up
+down off once during before after above below between through while because until against get got go going went gone say
+said tell told like one two know think want wanted need needed make made much many well way thing things lot let ok
+okay oh hi hello thanks thank please sure yeah yep right good great""".split())
+
+
+def stem(word: str) -> str:
+    """A crude stem, enough to see "researching" in "research" and "movies" in "movie"."""
+    w = word.lower().replace("’", "'").split("'")[0]
+    for suffix in ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "ly", "s"):
+        if len(w) - len(suffix) >= 4 and w.endswith(suffix):
+            return w[: -len(suffix)]
+    return w
+
+
+def content_stems(text: str) -> set[str]:
+    return {stem(w) for w in _WORD.findall(text) if w.lower() not in _STOP and (len(w) >= 3 or w.isdigit())}
+
+
+def distinctive(evidence: str, df: Counter[str], n_messages: int) -> set[str]:
+    """Words of the evidence a question must not reuse: rare in the conversation, a number or a name."""
+    out = set()
+    for w in _WORD.findall(evidence):
+        s = stem(w)
+        if w.lower() in _STOP or (len(w) < 3 and not w.isdigit()):
+            continue
+        if any(ch.isdigit() for ch in w) or df[s] <= max(2, RARE_SHARE * n_messages) or (w[:1].isupper() and w.lower() != w
+                                                                                        and df[s] <= 0.1 * n_messages):
+            out.add(s)
+    return out
+
+
+def check(rows: list[dict]) -> list[str]:
+    """Problems with an annotator's questions, one line each (empty: the file is valid)."""
+    problems = []
+    convs = {c.id: c for c in load()}
+    cache: dict[str, tuple[list[Turn], Counter[str]]] = {}
+    for k, r in enumerate(rows):
+        where = f"line {k + 1}"
+        c = convs.get(r.get("conversation", ""))
+        if c is None:
+            problems.append(f"{where}: unknown conversation {r.get('conversation')!r}")
+            continue
+        if c.id not in cache:
+            turns = c.turns()
+            cache[c.id] = (turns, Counter(s for t in turns for s in content_stems(t.text)))
+        turns, df = cache[c.id]
+        question, evidence, kind = r.get("question"), r.get("evidence"), r.get("type")
+        if not isinstance(question, str) or len(question.split()) < 3:
+            problems.append(f"{where}: the question must be a sentence")
+            continue
+        if kind not in TYPES:
+            problems.append(f"{where}: type must be one of {', '.join(TYPES)}")
+        if not isinstance(evidence, list) or not evidence or not all(isinstance(i, int) and 0 <= i < len(turns)
+                                                                      for i in evidence):
+            problems.append(f"{where}: evidence must be a non-empty list of message numbers of {c.id}")
+            continue
+        if kind == "multi" and len(set(evidence)) < 2:
+            problems.append(f"{where}: a multi question needs two evidence messages or more")
+        if not isinstance(r.get("answer"), str) or not r["answer"].strip():
+            problems.append(f"{where}: give the short answer")
+        reused = content_stems(question) & set().union(*(distinctive(turns[i].text, df, len(turns)) for i in evidence))
+        if reused:
+            problems.append(f"{where}: the question reuses distinctive words of its evidence: {', '.join(sorted(reused))}")
+    return problems
+
+
+def cmd_check(args: argparse.Namespace) -> None:
+    rows = [json.loads(line) for line in Path(args.file).read_text(encoding="utf-8").splitlines() if line.strip()]
+    problems = check(rows)
+    for p in problems:
+        print(p)
+    kinds = Counter(r.get("type") for r in rows)
+    print(f"{len(rows)} questions, {len(problems)} problems; types: {dict(kinds)}")
+    sys.exit(1 if problems else 0)
+
+
+def to_ids(rows: list[dict]) -> list[dict]:
+    """Annotators' message numbers as turn ids, the form the repository keeps."""
+    convs = {c.id: c for c in load()}
+    out = []
+    for r in rows:
+        turns = convs[r["conversation"]].turns()
+        out.append({**r, "evidence": [turns[i].id for i in r["evidence"]]})
+    return out
+
+
+def questions(split: str) -> list[dict]:
+    """The questions of ``split`` as the repository keeps them (evidence as turn ids)."""
+    path = DATA / f"questions_{split}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def cmd_collect(args: argparse.Namespace) -> None:
+    """Validate every annotator file and write the questions with turn ids, one file per split."""
+    convs = {c.id: c for c in load()}
+    by_split: dict[str, list[dict]] = {}
+    for path in sorted(Path(args.dir).glob("*.jsonl")):
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        problems = check(rows)
+        if problems:
+            raise SystemExit(f"{path}: {len(problems)} problems; run `check` on it")
+        for r in to_ids(rows):
+            by_split.setdefault(convs[r["conversation"]].split, []).append(
+                {k: r[k] for k in ("conversation", "question", "evidence", "type", "answer")})
+    for split, rows in by_split.items():
+        (DATA / f"questions_{split}.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                                                      encoding="utf-8")
+        print(split, len(rows), dict(Counter(r["type"] for r in rows)))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("build").set_defaults(fn=cmd_build)
+    dump = sub.add_parser("dump")
+    dump.add_argument("outdir")
+    dump.add_argument("--split", choices=["dev", "test"])
+    dump.set_defaults(fn=cmd_dump)
+    chk = sub.add_parser("check")
+    chk.add_argument("file")
+    chk.set_defaults(fn=cmd_check)
+    col = sub.add_parser("collect")
+    col.add_argument("dir")
+    col.set_defaults(fn=cmd_collect)
+    args = ap.parse_args()
+    args.fn(args)
+
+
+if __name__ == "__main__":
+    main()
