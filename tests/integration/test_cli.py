@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from real import EXAMPLES, ROOT, afm
+from tests.support.real import EXAMPLES, ROOT, afm
 
 PEANUT = EXAMPLES / "peanut_trip.json"
 

@@ -16,7 +16,7 @@ from afm_local import AFMConfig, FocusManager, local_components
 from afm_local.local.embedding import EMBEDDERS, OnnxEmbedder
 from afm_local.local.model_files import model_spec, sha256_file, verified_path
 
-from real import ROOT, afm
+from tests.support.real import ROOT, afm
 
 NAME = "multilingual-e5-small"
 PAIRS = [  # (English, Russian): translations of each other

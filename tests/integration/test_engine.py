@@ -8,7 +8,7 @@ import pytest
 from afm_local import AFMConfig, BudgetTooSmall, Fidelity, FocusManager, Importance
 from afm_local.engine.cache import ArtifactCache
 
-from real import example, shared_components
+from tests.support.real import example, shared_components
 
 PEANUT = example("peanut_trip")
 

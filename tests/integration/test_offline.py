@@ -8,8 +8,8 @@ import pytest
 
 from afm_local import AFMConfig, FocusManager, local_components
 
-from conftest import NetworkUsed
-from real import example
+from tests.support.servers import NetworkUsed
+from tests.support.real import example
 
 
 def test_pipeline_makes_no_network_connection(no_network):

@@ -12,7 +12,7 @@ from afm_local.core.errors import StoreError, StoreUnavailable, UnknownSession
 from afm_local.server.store import open_store, redact_url
 from afm_local.server.store.schema import MIGRATIONS
 
-from stores import query, stored_messages
+from tests.support.stores import query, stored_messages
 
 WRITERS, PER_WRITER = 8, 40
 

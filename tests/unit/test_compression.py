@@ -17,7 +17,7 @@ from afm_local.text import facts
 from afm_local.text.compression import ExtractiveCompressor, assemble, constraint_form, units
 from afm_local.text.lexicon import split_sentences
 
-from fakes import WordCounter
+from tests.support.fakes import WordCounter
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 COMPRESSOR = ExtractiveCompressor(WordCounter())

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from afm_local import Fidelity
 from afm_local.core.packing import FORMS, NO_FORM, WALK_BLOCK, PackPlan, pack, smallest_step, without_placeholders
 
-import reference_packing as ref
+from tests.support import reference_packing as ref
 
 SHAPES = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from afm_local import Components, local_components
 from afm_local.local import model_files as models
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 FIX = "afm-local models install"
 
