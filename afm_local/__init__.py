@@ -12,8 +12,7 @@ from .core.protocols import Components
 from .core.types import Context, ContextItem, Fidelity, Importance, Message
 from .engine import ArtifactCache, FocusManager, set_default_components
 from .local import local_components
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 
 def _default_components(config: AFMConfig) -> Components:

@@ -24,7 +24,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import __version__
+from .._version import __version__
 from ..core.config import AFMConfig
 from ..core.errors import (AFMError, BudgetTooSmall, InvalidInput, ModelError, StoreError, StoreFull,
                            StoreUnavailable, UnknownSession)

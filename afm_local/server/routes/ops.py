@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ... import __version__
+from ..._version import __version__
 from ...core.errors import StoreError
 from ..errors import error_body
 from ..state import AppState
