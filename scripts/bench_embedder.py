@@ -507,7 +507,7 @@ def consolidate_lines(embs: dict[str, OnnxEmbedder], vec: Vectors) -> list[str]:
 
 def guard_lines(embs: dict[str, OnnxEmbedder], vec: Vectors) -> list[str]:
     """The summary guard: faithful summaries against the closest other message's, per language."""
-    from afm_local.text.compression import KeyphraseTopicer
+    from afm_local.text.topics import KeyphraseTopicer
 
     rows = load_jsonl(COMPRESSION)
     md = ["### The summary guard (`min_similarity` 0.60, `min_similarity_cyrillic` 0.80, `min_topic_similarity` 0.25: MiniLM's)", "",

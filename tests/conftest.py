@@ -68,7 +68,7 @@ def embedder():
 
 @pytest.fixture(scope="session")
 def guard(embedder, counter):
-    from afm_local.text.guard import SummaryGuard
+    from afm_local.text.checks import SummaryGuard
 
     return SummaryGuard(embedder, counter)
 

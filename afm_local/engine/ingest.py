@@ -19,7 +19,7 @@ from ..core.protocols import Components, EmbedKind
 from ..core.render import reference_line
 from ..core.tags import parse_tag
 from ..core.types import ROLES, Classification, Compression, Importance, Message, Utterance
-from ..text.compression import constraint_form
+from ..text.extractive import constraint_sentences
 from .cache import ArtifactCache, content_hash
 
 
@@ -158,7 +158,7 @@ class Ingestor:
             verdicts = self.c.classifier.classify([Utterance(s, role) for s in sentences])
             return [v.label is Importance.CRITICAL for v in verdicts]
 
-        return constraint_form(text, is_constraint, self.c.compressor, self.cfg.compression_ratio)
+        return constraint_sentences(text, is_constraint, self.c.compressor, self.cfg.compression_ratio)
 
     def count(self, text: str, text_hash: str | None = None) -> int:
         return self.cache.get_or_compute(

@@ -8,8 +8,9 @@ import logging
 from pathlib import Path
 
 from ..text.classifier import LayeredClassifier
-from ..text.compression import ExtractiveCompressor, KeyphraseTopicer
-from ..text.guard import GuardConfig
+from ..text.checks import GuardConfig
+from ..text.extractive import ExtractiveCompressor
+from ..text.topics import KeyphraseTopicer
 from ..core.config import AFMConfig
 from .model_files import INSTALL_HINT
 from .paths import models_dir
@@ -90,7 +91,8 @@ def guarded_llama(
     The model itself loads lazily, on the background worker's first job, so building the components
     stays fast; its sha256 is checked then.
     """
-    from ..text.guard import GuardedCompressor, SummaryGuard
+    from ..text.checks import SummaryGuard
+    from ..text.guarded import GuardedCompressor
     from .llama import LlamaCppCompressor, gguf_path
 
     path = gguf_path(model, root)

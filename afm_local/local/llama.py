@@ -1,7 +1,7 @@
 """Abstractive compression and topic labels with a local GGUF model through llama.cpp.
 
 ``LlamaCppCompressor`` implements both the ``Compressor`` and the ``Topicer`` protocols. It is never
-trusted on its own: ``afm_local.guard.GuardedCompressor`` checks every output and falls back to the
+trusted on its own: ``afm_local.text.guarded.GuardedCompressor`` checks every output and falls back to the
 extractive compressor. Decoding is deterministic (temperature 0), one line (a GBNF grammar that
 forbids newlines, and ``\\n`` as a stop), and capped at a token budget proportional to the target.
 

@@ -9,7 +9,7 @@ import pytest
 
 from afm_local import AFMConfig, FocusManager, local_components
 from afm_local.local.paths import models_dir
-from afm_local.text.compression import ExtractiveCompressor
+from afm_local.text.extractive import ExtractiveCompressor
 
 
 MODEL = "qwen2.5-coder-0.5b-instruct"  # opt-in by name: the default loads no model (see the compression benchmark)

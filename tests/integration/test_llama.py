@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from afm_local.text.compression import ExtractiveCompressor
+from afm_local.text.extractive import ExtractiveCompressor
 from afm_local.text import facts
-from afm_local.text.guard import GuardedCompressor
+from afm_local.text.guarded import GuardedCompressor
 
 from tests.support.real import FIX, installed
 

@@ -1,17 +1,8 @@
-"""The extractive compressor and the placeholder topic: deterministic, query-independent, instant.
+"""The extractive compressor: whole sentences of the message, verbatim but for safe trims.
 
-The compressor is the guaranteed path: the llama.cpp compressor is checked against the same facts and
-falls back to it. Its units are whole sentences and list items, kept verbatim, so what it sends is
-grammatical and says only what the message said; a cut inside a sentence ("I avoid staying in
-large.") can invert a meaning, a dropped sentence cannot. Every sentence that carries a fact (a
-number, a negation, a stated preference, a named thing or a hard constraint: ``facts.carries_facts``)
-or asks a real question is kept, and so is the most telling of the others; the rest fill what is left
-of the target by value per token, best first, and small talk and offers never. Within a kept sentence only two trims are made, each only when the sentence keeps all its
-facts without it: a filler opener ("Well, ", "Thanks, ", "Кстати, ") and a parenthetical. A message
-that cannot be shortened this way stays longer than the target, and one that cannot be shortened at
-all comes back unchanged, for the engine to send Full or as a placeholder.
-
-The topic extractor names a message by its highest-scoring key phrases rather than its first words.
+Deterministic, query-independent and instant, it is the path that always runs; a model's summary is
+checked against the same facts and falls back to it (``text.guarded``). What it keeps and why:
+README.md, section Compression.
 """
 
 from __future__ import annotations
@@ -20,11 +11,11 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from . import facts
-from .lexicon import OFFER_RE, PARENTHETICAL_RE, STOPWORDS, is_named, is_number, sentence_spans, split_sentences, words
 from ..core.protocols import Compressor, TokenCounter
-from .rules import is_small_talk
 from ..core.types import Compression
+from . import facts
+from .lexicon import OFFER_RE, PARENTHETICAL_RE, STOPWORDS, sentence_spans, split_sentences, words
+from .rules import is_small_talk
 
 _OPENER_RE = re.compile(
     r"^(?:(?:well|oh|oh wow|wow|so|okay|ok|alright|all right|anyway|actually|honestly|hi|hello|hey|thanks|thank you|great"
@@ -157,7 +148,7 @@ class ExtractiveCompressor:
         return chosen or {0}
 
 
-def constraint_form(text: str, is_constraint: Callable[[Sequence[str]], list[bool]], compressor: Compressor,
+def constraint_sentences(text: str, is_constraint: Callable[[Sequence[str]], list[bool]], compressor: Compressor,
                     ratio: float) -> str:
     """A long constraint message as its constraint sentences verbatim and the rest compressed, in order.
 
@@ -183,36 +174,3 @@ def constraint_form(text: str, is_constraint: Callable[[Sequence[str]], list[boo
     if run:
         parts.append(compressor.compress(" ".join(run), ratio).text)
     return " ".join(parts)
-
-
-class KeyphraseTopicer:
-    """Names a message by its two best key phrases: runs of content words, named things first."""
-
-    name = "keyphrase"
-
-    def __init__(self, max_phrases: int = 2, max_words: int = 3) -> None:
-        self._max_phrases = max_phrases
-        self._max_words = max_words
-
-    def topic(self, text: str) -> str:
-        phrases: list[tuple[float, int, list[str]]] = []
-        run: list[str] = []
-        run_score = 0.0
-        position = 0
-        for sentence in split_sentences(text) or [text]:
-            toks = words(sentence)
-            for i, tok in enumerate(toks + ["."]):
-                content = tok[:1].isalnum() and tok.lower() not in STOPWORDS and (len(tok) > 2 or is_number(tok))
-                if content and len(run) < self._max_words:
-                    run.append(tok)
-                    run_score += 3.0 if is_named(tok, i == 0) else 2.0 if is_number(tok) else 1.0 + min(len(tok), 10) / 10
-                    continue
-                if run:
-                    phrases.append((run_score, position, run))
-                    position += 1
-                run, run_score = ([tok], 1.0 + min(len(tok), 10) / 10) if content else ([], 0.0)
-        if not phrases:
-            return " ".join(words(text)[:3]) or "message"
-        best = sorted(phrases, key=lambda p: (-p[0], p[1]))[: self._max_phrases]
-        best.sort(key=lambda p: p[1])
-        return ", ".join(" ".join(p[2]) for p in best)
