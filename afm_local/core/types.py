@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Callable, Literal
+from typing import Callable, Literal, get_args
 
-Role = Literal["system", "user", "assistant", "tool"]
-ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+Role = Literal["system", "user", "assistant", "tool"]  # who said a message: the one list of roles
+ROLES: tuple[Role, ...] = get_args(Role)
 
 
 class Importance(str, Enum):
@@ -35,6 +35,7 @@ class Fidelity(str, Enum):
 # The array codes of the classes and forms: scoring and packing work on int8 arrays, one row per
 # message, and turn codes back into the enums only for what a caller reads.
 IMPORTANCES: tuple[Importance, ...] = (Importance.CRITICAL, Importance.RELEVANT, Importance.TRIVIAL)
+IMPORTANCE_NAMES: tuple[str, ...] = tuple(i.value for i in IMPORTANCES)  # "CRITICAL", "RELEVANT", "TRIVIAL"
 CRITICAL, RELEVANT, TRIVIAL = 0, 1, 2
 FORMS: tuple[Fidelity, ...] = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER, Fidelity.DROPPED)
 FULL, COMPRESSED, PLACEHOLDER, DROPPED = 0, 1, 2, 3

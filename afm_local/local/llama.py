@@ -22,11 +22,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..text.lexicon import detect_language
 from ..core.errors import ModelError
-from .model_files import INSTALL_HINT, model_spec, verified_path
-from .paths import models_dir
 from ..core.types import Compression
+from ..text.lexicon import detect_language
+from .model_files import INSTALL_HINT, check_file, model_spec
+from .paths import models_dir
 
 _PREFIX = re.compile(
     r"^\s*(?:summary|short|compressed|shortened|topic|answer|output|кратко|сжато|тема|итог)\s*[:\-–—]\s*",
@@ -78,25 +78,26 @@ LLAMA_BUILD_HINT = (
 )
 
 
-def gguf_path(model: str, root: Path | None = None, *, verify: bool = False) -> Path:
-    """Where a GGUF model is: a ``.gguf`` path as given, or a manifest entry's file (sha256-checked when
-    ``verify``; a missing or corrupt file raises ``ModelError`` naming the fix)."""
-    if model.endswith(".gguf"):
-        return Path(model).expanduser()
+def gguf_file(model: str | Path, root: Path | None = None) -> Path:
+    """The one check of a GGUF model file: a manifest name's file must be installed and match its pinned
+    sha256 (hashed once per process); a path (``.gguf``) must exist. ``ModelError`` names the fix."""
+    if isinstance(model, Path) or model.endswith(".gguf"):
+        path = Path(model).expanduser()
+        if not path.is_file():
+            raise ModelError(f"GGUF model {path} is missing; {INSTALL_HINT}, or give the path of a .gguf file")
+        return path
     root = root or models_dir()
     spec = model_spec(model, root)
     if spec.kind != "gguf" or not spec.files:
         raise ModelError(f"model {model!r} is a {spec.kind!r}, not a GGUF model")
-    return verified_path(model, spec.files[0].path, root) if verify else root / spec.files[0].path
+    return check_file(root / spec.files[0].path, spec.files[0].sha256, f"run `afm-local models install {model}`")
 
 
 def load_llama(path: Path, *, n_ctx: int = 2048, threads: int = 1, vocab_only: bool = False,
                n_batch: int = 512, verbose: bool = False) -> Any:
     """The one place a ``llama_cpp.Llama`` is built: threads pinned for prompt and generation alike
     (llama-cpp-python would otherwise use every core for the prompt), seed 0, quiet."""
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise ModelError(f"GGUF model {path} is missing; {INSTALL_HINT}")
+    path = gguf_file(Path(path))
     try:
         from llama_cpp import Llama
     except ImportError as exc:  # the optional [llm] extra
@@ -144,7 +145,7 @@ class LlamaCppCompressor:
     @classmethod
     def from_manifest(cls, name: str, root: Path | None = None, **kwargs: Any) -> "LlamaCppCompressor":
         """Build from a manifest entry, after verifying the file's sha256 (``ModelError`` names the fix)."""
-        return cls(gguf_path(name, root, verify=True), name=name, **kwargs)
+        return cls(gguf_file(name, root), name=name, **kwargs)
 
     # -- public protocol -------------------------------------------------------------------------
 

@@ -13,7 +13,8 @@
 * ``hf``: a Hugging Face hub id and filename, for machines with a network (a thin call of
   ``huggingface_hub``; it cannot be exercised offline).
 
-Every file is verified by sha256 after it is written and before it is loaded.
+Every file is verified by sha256 after it is written and before it is loaded; a process hashes each
+file once (``sha256_file`` remembers a digest while the file's size, times and inode stay the same).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
 
@@ -90,8 +92,16 @@ def load_manifest(root: Path | None = None) -> dict[str, ModelSpec]:
 
 
 def sha256_file(path: Path) -> str:
+    """The file's sha256, computed once per process for each version of the file: a write changes its
+    size or times, so it is hashed again (several hundred MB take a second or more)."""
+    st = path.stat()
+    return _sha256(str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+@lru_cache(maxsize=1024)
+def _sha256(path: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -124,10 +134,14 @@ def verified_path(name: str, filename: str, root: Path | None = None) -> Path:
     raise ModelError(f"model {name!r} has no file {filename!r}")
 
 
-def verified_files(name: str, root: Path | None = None) -> dict[str, Path]:
-    """Every file of a model, each checked, keyed by file name."""
+def verified_files(name: str, root: Path | None = None, folder: Path | None = None) -> dict[str, Path]:
+    """Every file of a model, each checked against its pin, keyed by file name; ``folder``: look for the
+    files there (by name) instead of where the manifest installs them."""
     root = root or models_dir()
-    return {Path(mf.path).name: check_file(root / mf.path, mf.sha256) for mf in model_spec(name, root).files}
+    files = model_spec(name, root).files
+    if folder is None:
+        return {Path(mf.path).name: check_file(root / mf.path, mf.sha256) for mf in files}
+    return {Path(mf.path).name: check_file(Path(folder) / Path(mf.path).name, mf.sha256) for mf in files}
 
 
 @dataclass(frozen=True, slots=True)

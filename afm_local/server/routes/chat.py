@@ -101,7 +101,7 @@ async def builtin_answer(state: AppState, packed: list[dict[str, Any]], body: Ch
         result = await loop.run_in_executor(builtin.executor, builtin.complete, messages, params)
         return JSONResponse(result, headers=headers)
     # Streaming: load (and fail) before the 200 goes out, then produce chunks on the llama thread.
-    await loop.run_in_executor(builtin.executor, builtin._ensure)
+    await loop.run_in_executor(builtin.executor, builtin.ensure_loaded)
     queue: asyncio.Queue[Any] = asyncio.Queue()
     cancelled = threading.Event()
 
