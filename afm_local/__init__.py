@@ -9,6 +9,7 @@ described in README.md.
 from .core.config import AFMConfig
 from .core.errors import AFMError, BudgetTooSmall, InvalidInput, ModelError, StoreError
 from .core.protocols import Components
+from .core.turns import Turn
 from .core.types import Context, ContextItem, Fidelity, Importance, Message
 from .engine import ArtifactCache, FocusManager, set_default_components
 from .local import local_components
@@ -38,5 +39,6 @@ __all__ = [
     "Message",
     "ModelError",
     "StoreError",
+    "Turn",
     "local_components",
 ]

@@ -19,7 +19,7 @@ from ..answerer import BuiltinModel
 from ..errors import APIError
 from ..openai_compat import split_chat
 from ..schemas import AFMOptions, ChatCompletionRequest
-from ..state import AppState, build
+from ..state import AppState, pack_with_baseline
 from . import app_state
 
 log = logging.getLogger("afm_local.server")
@@ -40,7 +40,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, state:
     def work() -> tuple[Context, int]:
         fm = state.manager(state.stateless_cache)
         fm.add_messages(chat.history)
-        return build(fm, chat.query, budget, chat.preamble, options.render, options.packing)
+        return pack_with_baseline(fm, chat.query, budget, chat.preamble, options.render, options.packing)
 
     ctx, original = await state.run(work)
     headers = state.count_context(ctx, original, ROUTE)

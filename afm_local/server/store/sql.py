@@ -48,7 +48,7 @@ class Executor(Protocol):
 
 
 def _message_row(r: Sequence[Any]) -> dict[str, Any]:
-    return {"seq": r[0], "id": r[1], "role": r[2], "content": r[3], "importance_override": r[4], "created": r[5]}
+    return {"seq": r[0], "id": r[1], "role": r[2], "content": r[3], "importance": r[4], "created": r[5]}
 
 
 class SQLStore(ABC):
@@ -146,7 +146,7 @@ class SQLStore(ABC):
             db.execute("INSERT INTO messages (session_id, seq, message_id, role, content, importance, created) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?)", (session_id, seq, message_id, role, content, importance, created))
         return {"session_id": session_id, "seq": seq, "id": message_id, "role": role, "content": content,
-                "importance_override": importance, "created": created}
+                "importance": importance, "created": created}
 
     def messages_since(self, session_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]] | None:
         """The session's message count and its messages from position ``since`` on, in order; ``None``
