@@ -5,15 +5,15 @@ then costs one query embedding plus arithmetic (``engine.build``). When a backgr
 configured it runs on the process's background worker (``engine.background``); until its result is
 ready the extractive form is used, so building a context never waits on a model.
 
-The engine takes its components; it never builds them. ``FocusManager()`` with none asks the default
-factory that the package facade registers (the on-device stack, ``afm_local.local_components``).
+The engine takes its components; it never builds them. ``afm_local.local_manager(config)`` is the one
+call that builds (once per process) and hands over the on-device stack.
 """
 
 from __future__ import annotations
 
 import threading
 from concurrent.futures import Future
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 
@@ -27,31 +27,19 @@ from .cache import ArtifactCache, content_hash
 from .history import History
 from .ingest import Ingestor, Row
 
-ComponentsFactory = Callable[[AFMConfig], Components]
-_default_factory: ComponentsFactory | None = None
-
-
-def set_default_components(factory: ComponentsFactory) -> None:
-    """Register what ``FocusManager()`` builds when given no components (the facade registers the local stack)."""
-    global _default_factory
-    _default_factory = factory
-
 
 class FocusManager:
-    """One conversation's adaptive memory; ``components`` and ``cache`` may be shared between managers."""
+    """One conversation's adaptive memory over ``components`` (required: ``afm_local.local_manager()`` builds
+    the on-device ones); ``components`` and ``cache`` may be shared between managers."""
 
     def __init__(
         self,
         config: AFMConfig | None = None,
         *,
-        components: Components | None = None,
+        components: Components,
         cache: ArtifactCache | None = None,
     ) -> None:
         self.config = config or AFMConfig()
-        if components is None:
-            if _default_factory is None:
-                raise TypeError("FocusManager needs components (e.g. afm_local.local_components())")
-            components = _default_factory(self.config)
         self.components = components
         self.cache = cache or ArtifactCache()
         self._ingest = Ingestor(components, self.config, self.cache)
