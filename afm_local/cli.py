@@ -14,8 +14,9 @@ from typing import Any, NoReturn, Sequence
 
 from pydantic import ValidationError
 
-from .core.config import AFMConfig
+from .core.config import AFMConfig, check_budget
 from .core.errors import AFMError, InvalidInput
+from .core.turns import Turn, as_turn
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
@@ -47,8 +48,9 @@ def _read_text(source: str) -> str:
         raise UsageError(f"{source}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
-def load_history(source: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """A JSON list of ``{"role","content"}``, or an object with ``"messages"`` (and optional extras)."""
+def load_history(source: str) -> tuple[list[Turn], dict[str, Any]]:
+    """A JSON list of ``{"role","content"}``, or an object with ``"messages"`` (and optional extras); the
+    messages become ``Turn`` records (``core.turns.as_turn``)."""
     try:
         data = json.loads(_read_text(source))
     except json.JSONDecodeError as exc:
@@ -59,17 +61,20 @@ def load_history(source: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         data = data.get("messages")
     if not isinstance(data, list):
         raise UsageError(f"{source}: expected a list of messages or an object with \"messages\"")
+    turns = []
     for i, row in enumerate(data):
-        if not isinstance(row, dict) or not isinstance(row.get("content"), str) or "role" not in row:
-            raise UsageError(f"{source}: message {i} must be an object with string \"role\" and \"content\"")
-    return data, extras
+        try:
+            turns.append(as_turn(row))
+        except InvalidInput as exc:
+            raise UsageError(f"{source}: message {i}: {exc}") from None
+    return turns, extras
 
 
 def _cmd_pack(args: argparse.Namespace) -> int:
     from .engine.manager import FocusManager
+    from .local.components import local_components
 
-    if args.budget <= 0:
-        raise UsageError(f"--budget must be a positive integer, got {args.budget}")
+    check_budget(args.budget, name="--budget")
     history, extras = load_history(args.history)
     query = args.query if args.query is not None else extras.get("query")
     if not isinstance(query, str) or not query.strip():
@@ -78,11 +83,8 @@ def _cmd_pack(args: argparse.Namespace) -> int:
     chosen = {k: getattr(args, k) for k in ("render", "packing", "fill", "spend", "overflow") if getattr(args, k)}
     config = AFMConfig.paper(**chosen) if args.preset == "paper" else AFMConfig(**chosen)
     # One-shot packing cannot wait for a background model: the extractive forms are used.
-    with FocusManager(config, components=_components(config, args)) as fm:
-        try:
-            fm.add_messages(history)
-        except InvalidInput as exc:
-            raise UsageError(f"{args.history}: {exc}") from None
+    with FocusManager(config, components=local_components(config, threads=args.threads)) as fm:
+        fm.add_messages(history)
         ctx = fm.build_context(query, args.budget, preamble)
     if args.format == "json":
         out = ctx.to_dict()
@@ -156,8 +158,9 @@ def _cmd_models(args: argparse.Namespace) -> int:
             print(f"{spec.name:<30} {spec.kind:<10} {size:>8.1f} MB  {state}{flag}  {spec.description[:70]}")
         return 0
     if args.action == "verify":
-        bad = [s for s in models.verify(names=args.names or None) if s.state != "ok"]
-        for s in models.verify(names=args.names or None):
+        states = models.verify(names=args.names or None)
+        bad = [s for s in states if s.state != "ok"]
+        for s in states:
             print(f"{s.state:<8} {s.name:<30} {s.path}")
         if bad:
             names = " ".join(sorted({s.name for s in bad}))
@@ -180,25 +183,42 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from .server import run_server
     from .server.store import is_postgres_url, redact_url
 
-    if is_postgres_url(args.db) and args.db != os.environ.get("AFM_DB") and redact_url(args.db) != args.db:
+    settings = server_settings(args)
+    db = str(settings.db)
+    if is_postgres_url(db) and db != os.environ.get("AFM_DB") and redact_url(db) != db:
         print("afm-local: warning: the --db password is visible to every local user in `ps`; "
               "use PGPASSWORD, ~/.pgpass or $AFM_DB instead", file=sys.stderr)
-    run_server(
-        host=args.host, port=args.port, db=args.db, upstream=args.upstream,
-        api_key_env=args.api_key_env, budget=args.budget, threads=args.threads,
-        upstream_api_key_env=args.upstream_api_key_env, workers=args.workers, concurrency=args.concurrency,
-        synchronous=args.synchronous, abstractive=args.abstractive, compressor_model=args.compressor_model,
-    )
+    run_server(settings)
     return 0
 
 
-def _components(config: AFMConfig, args: argparse.Namespace) -> Any:
-    from .local.components import local_components
+def server_settings(args: argparse.Namespace) -> Any:
+    """The one ``ServerSettings`` of ``afm-local serve``: the flags that were given, the settings' own
+    defaults for the rest, the API keys read from the environment variables the flags name."""
+    from dataclasses import fields
 
-    return local_components(config, threads=args.threads)
+    from .server import ServerSettings
+
+    given = {f.name: getattr(args, f.name) for f in fields(ServerSettings) if hasattr(args, f.name)}
+    return ServerSettings(**given, api_key=_key_from(args.api_key_env, "--api-key-env"),
+                          upstream_api_key=_key_from(args.upstream_api_key_env, None),
+                          config=AFMConfig(compressor_model=args.compressor_model))
+
+
+def _key_from(variable: str | None, flag: str | None) -> str | None:
+    """The key in environment variable ``variable``; a variable named by ``flag`` must be set (the server
+    refuses to start open by mistake)."""
+    if not variable:
+        return None
+    key = os.environ.get(variable)
+    if flag and not key:
+        raise UsageError(f"{flag} {variable}: that environment variable is not set or empty")
+    return key or None
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .server.settings import SYNCHRONOUS, ServerSettings
+
     parser = argparse.ArgumentParser(prog="afm-local", description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=int(os.environ.get("AFM_THREADS", "1")),
                         help="threads for local models (default 1, or $AFM_THREADS)")
@@ -230,30 +250,33 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--from", dest="from_", action="append", metavar="NAME=PATH", help="install NAME from a local file")
     m.set_defaults(func=_cmd_models)
 
-    s = sub.add_parser("serve", help="run the local memory service (HTTP)")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8765)
-    s.add_argument("--db", default=os.environ.get("AFM_DB", "afm-local.db"),
-                   help="SQLite database path, or postgresql://USER@HOST/DB shared by several workers "
-                        "(default $AFM_DB, else afm-local.db; keep a password out of the command line, where ps "
+    s = sub.add_parser("serve", help="run the local memory service (HTTP)", argument_default=argparse.SUPPRESS,
+                       description="Flags left out take ServerSettings' defaults (afm_local/server/settings.py).")
+    d = ServerSettings()
+    s.add_argument("--host", help=f"address to listen on (default {d.host})")
+    s.add_argument("--port", type=int, help=f"port (default {d.port})")
+    s.add_argument("--db", **({"default": os.environ["AFM_DB"]} if os.environ.get("AFM_DB") else {}),
+                   help=f"SQLite database path, or postgresql://USER@HOST/DB shared by several workers "
+                        f"(default $AFM_DB, else {d.db}; keep a password out of the command line, where ps "
                         "shows it: PGPASSWORD, ~/.pgpass or $AFM_DB)")
     s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions")
-    s.add_argument("--api-key-env", help="name of the environment variable holding the API key")
-    s.add_argument("--upstream-api-key-env", help="environment variable with the upstream's own API key")
-    s.add_argument("--budget", type=int, default=2000, help="default token budget for proxied chats")
-    s.add_argument("--workers", type=int, default=1,
-                   help="worker processes sharing the port (default 1); more than one wants a postgresql:// --db "
-                        "or a SQLite file on a local disk")
-    s.add_argument("--concurrency", type=int, default=2,
-                   help="requests doing model or store work at once in each worker (default 2)")
-    s.add_argument("--synchronous", choices=["NORMAL", "FULL", "EXTRA"], default="NORMAL",
-                   help="SQLite durability: NORMAL survives a process kill, FULL also a power loss "
-                        "(PostgreSQL commits are always flushed)")
-    s.add_argument("--compressor-model", metavar="NAME",
+    s.add_argument("--api-key-env", default=None, help="name of the environment variable holding the API key")
+    s.add_argument("--upstream-api-key-env", default=None,
+                   help="environment variable with the upstream's own API key")
+    s.add_argument("--budget", type=int, help=f"default token budget for proxied chats (default {d.budget})")
+    s.add_argument("--workers", type=int,
+                   help=f"worker processes sharing the port (default {d.workers}); more than one wants a "
+                        "postgresql:// --db or a SQLite file on a local disk")
+    s.add_argument("--concurrency", type=int,
+                   help=f"requests doing model or store work at once in each worker (default {d.concurrency})")
+    s.add_argument("--synchronous", choices=SYNCHRONOUS,
+                   help=f"SQLite durability (default {d.synchronous}): NORMAL survives a process kill, FULL also "
+                        "a power loss (PostgreSQL commits are always flushed)")
+    s.add_argument("--compressor-model", metavar="NAME", default=None,
                    help="background GGUF model (manifest name or .gguf path) that names topics; none by default")
     s.add_argument("--no-abstractive", dest="abstractive", action="store_false",
                    help="extractive compression only (no background GGUF model)")
-    s.add_argument("--threads", type=int, default=argparse.SUPPRESS, help="threads for local models")
+    s.add_argument("--threads", type=int, help="threads for local models")
     s.set_defaults(func=_cmd_serve)
     return parser
 

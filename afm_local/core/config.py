@@ -12,12 +12,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .errors import InvalidInput
+
 Packing = Literal["afm", "paper"]
 Render = Literal["chat", "structured"]
 Fill = Literal["chronological", "score"]
 Overflow = Literal["degrade", "raise"]
 Spend = Literal["budget", "intended"]
 EmbedderName = Literal["minilm-l6-v2", "multilingual-e5-small"]  # afm_local.local.embedding.EMBEDDERS
+
+
+def check_budget(value: object, maximum: int | None = None, name: str = "budget_tokens") -> int:
+    """The one check of a token budget: a positive integer (not a bool, a float or a string), at most
+    ``maximum`` when there is one (the server's limit). ``InvalidInput`` names the rule."""
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise InvalidInput(f"{name} must be a positive integer, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise InvalidInput(f"{name} must be at most {maximum:,}, got {value:,}")
+    return value
 
 
 class AFMConfig(BaseModel):

@@ -17,7 +17,7 @@ from typing import Callable, get_args
 import numpy as np
 
 from ..core.accounting import fixed_cost, item_overhead, sent_cost
-from ..core.config import AFMConfig, Fill, Overflow, Packing, Render, Spend
+from ..core.config import AFMConfig, Fill, Overflow, Packing, Render, Spend, check_budget
 from ..core.errors import BudgetTooSmall, InvalidInput
 from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NO_FORM, PackPlan, pack, without_placeholders
@@ -54,8 +54,7 @@ class Request:
     def of(cls, query: str, budget: object, preamble: str | None, cfg: AFMConfig, **options: str | None) -> "Request":
         if not isinstance(query, str):
             raise InvalidInput("the query must be a string")
-        if not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0:
-            raise InvalidInput(f"budget_tokens must be a positive integer, got {budget!r}")
+        budget = check_budget(budget)
         chosen = {}
         for name, value in options.items():
             allowed = CHOICES[name]

@@ -15,7 +15,6 @@ from .schemas import ChatCompletionRequest
 
 log = logging.getLogger("afm_local.server")
 
-BUILTIN_N_CTX = 2048
 BUILTIN_DEFAULT_MAX_TOKENS = 256
 BUILTIN_MAX_TOKENS = 1024
 BUILTIN_MODELS = ("qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct")  # tried in order

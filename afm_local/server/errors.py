@@ -29,7 +29,9 @@ STATUS_KIND = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "
                 422: "invalid_request", 429: "too_many_requests", 502: "upstream_error", 503: "unavailable"}
 
 
-async def _raw_json(send: Callable[..., Any], status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None) -> None:
+async def send_json(send: Callable[..., Any], status: int, body: dict[str, Any],
+                    headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    """The error shape from an ASGI layer, which answers before the app runs (no Response object there)."""
     data = json.dumps(body).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())] + (headers or [])})

@@ -10,10 +10,9 @@ from prometheus_client import Counter, Histogram
 from prometheus_client.core import CounterMetricFamily
 
 from ..engine.cache import ArtifactCache
-from .errors import _raw_json, error_body
+from .errors import send_json, error_body
 
 
-MAX_BODY_BYTES = 1 << 20  # 1 MiB
 DRAIN_LIMIT = 64 << 20  # an oversized body is read (and discarded) up to this, so the client sees the 413
 PUBLIC_PATHS = {"/healthz", "/"}  # "/" is the static inspector page: no data, it asks for the key itself
 
@@ -39,7 +38,7 @@ class BodyLimitMiddleware:
                 try:
                     declared = int(value)
                 except ValueError:
-                    await _raw_json(send, 400, error_body("bad_request", "invalid Content-Length"))
+                    await send_json(send, 400, error_body("bad_request", "invalid Content-Length"))
                     return
         chunks: list[bytes] = []
         total = 0
@@ -64,7 +63,7 @@ class BodyLimitMiddleware:
                     return
                 drained += len(message.get("body", b""))
                 more = message.get("more_body", False)
-            await _raw_json(send, 413, error_body("request_too_large", f"request body is larger than {self.limit} bytes"),
+            await send_json(send, 413, error_body("request_too_large", f"request body is larger than {self.limit} bytes"),
                             [(b"connection", b"close")])
             return
         body = b"".join(chunks)
@@ -72,7 +71,7 @@ class BodyLimitMiddleware:
             try:
                 body.decode("utf-8")
             except UnicodeDecodeError as exc:
-                await _raw_json(send, 400, error_body("invalid_utf8", f"request body is not valid UTF-8 (byte {exc.start})"))
+                await send_json(send, 400, error_body("invalid_utf8", f"request body is not valid UTF-8 (byte {exc.start})"))
                 return
         if body and scope.get("method") in ("POST", "PUT", "PATCH"):
             # Every body this API accepts is JSON: parse it as JSON whatever Content-Type says (curl -d
@@ -107,7 +106,7 @@ class AuthMiddleware:
             if name == b"authorization":
                 given = value
         if not hmac.compare_digest(given, self.expected):
-            await _raw_json(send, 401, error_body("unauthorized", "missing or wrong API key (Authorization: Bearer <key>)"),
+            await send_json(send, 401, error_body("unauthorized", "missing or wrong API key (Authorization: Bearer <key>)"),
                             [(b"www-authenticate", b"Bearer")])
             return
         await self.app(scope, receive, send)
