@@ -41,8 +41,7 @@ from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, lo
 from afm_local.core.baselines import naive_replay, top_k_similarity
 from afm_local.core.protocols import Components
 from scripts.common import OUT_DIR
-from scripts.corpora import Turn, dialogues
-from scripts.sample_labelling import split_of
+from scripts.corpora import Turn, dialogues, split_of
 
 PREAMBLE = "You are a helpful personal assistant with a long memory of our chats."
 ACK = "Noted, I'll keep that in mind."
