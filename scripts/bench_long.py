@@ -157,7 +157,7 @@ def run_strategy(name: str, fm: FocusManager, conv: Conversation, probe: Probe, 
         else:
             ctx = top_k_similarity(msgs, probe.question, budget, counter=comps.counter, preamble=PREAMBLE,
                                    similarity=fm.similarity(probe.question))
-        form, sent, used, ms = ctx.forms.get(i, "dropped"), ctx.messages, ctx.tokens_used, None
+        form, sent, used, ms = ctx.fidelities.get(i, "dropped"), ctx.messages, ctx.tokens_used, None
     else:
         try:
             t = time.perf_counter()

@@ -73,9 +73,9 @@ class AFMConfig(BaseModel):
 
     reserve_placeholders: bool = Field(
         False,
-        description="afm packing: reserve a placeholder for every message before any message gets a better form (the "
-        "original floor, which on a long chat spends the budget on stubs); False: placeholders are given in fill order, "
-        "after the better-scored messages' intended forms.",
+        description="afm packing: reserve a placeholder for every message before any message gets a better fidelity (the "
+        "paper's reservation, which on a long chat spends the budget on stubs); False: placeholders are given in fill order, "
+        "after the better-scored messages' intended fidelities.",
     )
 
     # Packing

@@ -24,7 +24,7 @@ class Importance(str, Enum):
 
 
 class Fidelity(str, Enum):
-    """The form in which a message reaches the model; ``DROPPED`` means it did not reach it at all."""
+    """How a message reaches the model (its fidelity); ``DROPPED`` means it did not reach it at all."""
 
     FULL = "full"
     COMPRESSED = "compressed"
@@ -32,12 +32,12 @@ class Fidelity(str, Enum):
     DROPPED = "dropped"
 
 
-# The array codes of the classes and forms: scoring and packing work on int8 arrays, one row per
+# The array codes of the classes and fidelities: scoring and packing work on int8 arrays, one row per
 # message, and turn codes back into the enums only for what a caller reads.
 IMPORTANCES: tuple[Importance, ...] = (Importance.CRITICAL, Importance.RELEVANT, Importance.TRIVIAL)
 IMPORTANCE_NAMES: tuple[str, ...] = tuple(i.value for i in IMPORTANCES)  # "CRITICAL", "RELEVANT", "TRIVIAL"
 CRITICAL, RELEVANT, TRIVIAL = 0, 1, 2
-FORMS: tuple[Fidelity, ...] = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER, Fidelity.DROPPED)
+FIDELITIES: tuple[Fidelity, ...] = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER, Fidelity.DROPPED)
 FULL, COMPRESSED, PLACEHOLDER, DROPPED = 0, 1, 2, 3
 
 
@@ -64,7 +64,7 @@ class Classification:
 
 @dataclass(frozen=True, slots=True)
 class Compression:
-    """A compressed form of a message and the component that produced it (for audit and benchmarks)."""
+    """A message's compressed text and the component that produced it (for audit and benchmarks)."""
 
     text: str
     method: str  # e.g. "extractive" or "llama:<model>"

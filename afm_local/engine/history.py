@@ -1,11 +1,11 @@
 """One conversation's history as columns: what ``build_context`` reads, one array row per message.
 
 Every per-message number that building a context needs (embedding, importance, the classifier's
-certainty, token counts per form, letter counts for the language rule) is written once, at ingest,
+certainty, token counts per fidelity, letter counts for the language rule) is written once, at ingest,
 into preallocated arrays that grow by doubling. A build then takes a consistent ``Snapshot`` under
 the manager's lock (slices and one list copy, no Python work per message) and runs array
 operations over it. ``Message`` records are replaced, never mutated, when the background model
-refines a form, so a snapshot's records always match its token counts.
+refines a text, so a snapshot's records always match its token counts.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.overflow import restatements
-from ..core.packing import NO_FORM
+from ..core.packing import NEVER_FITS
 from ..core.types import CRITICAL, Importance, Message, importance_code
 from ..text.facts import restates
 from ..text.lexicon import letter_counts
 
-# token columns: the three forms the packer chooses from, the constraint-sentences form, the reference line
+# token columns: the three fidelities the packer chooses from, the constraint sentences, the reference line
 TOKEN_COLUMNS = 5
 CONSTRAINTS, REFERENCE = 3, 4
 
@@ -43,7 +43,7 @@ class Snapshot:
 
 
 def token_row(m: Message) -> tuple[int, int, int, int, int]:
-    constraints = m.tokens_constraints if m.constraints else int(NO_FORM)
+    constraints = m.tokens_constraints if m.constraints else int(NEVER_FITS)
     return m.tokens_full, min(m.tokens_compressed, m.tokens_full), m.tokens_placeholder, constraints, m.tokens_reference
 
 
@@ -81,7 +81,7 @@ class History:
             self._restated_by[[i for i in similar.tolist() if restates(self.messages[i].content, message.content)]] = n
 
     def replace(self, index: int, message: Message) -> None:
-        """Swap in a refined record (a background model's form) and its token counts."""
+        """Swap in a refined record (a background model's summary or topic) and its token counts."""
         self.messages[index] = message
         self._write(index, message)
 

@@ -107,7 +107,7 @@ def test_assemble_keeps_each_units_own_separator():
     assert assemble(parts, [1, 3], trimmed=False) == "- two\nfour."
 
 
-def test_constraint_form_keeps_constraints_verbatim():
+def test_constraint_sentences_keep_constraints_verbatim():
     text = ("We fly to Lisbon in May and would love some tips. I am allergic to peanuts. The old town looked "
             "beautiful in the photos my sister sent. Thanks a lot for all your help so far!")
     out = constraint_sentences(text, lambda ss: ["allergic" in s for s in ss], COMPRESSOR, 0.35)
