@@ -6,15 +6,15 @@ on-device models (built once, shared), ``local_components()`` builds them afresh
 (``core`` → ``text`` → ``local`` / ``engine`` → ``server``) are described in README.md.
 """
 
+from ._version import __version__
 from .core.config import AFMConfig
 from .core.errors import AFMError, BudgetTooSmall, InvalidInput, ModelError, StoreError
 from .core.protocols import Components
-from .core.types import Context, ContextItem, Fidelity, Importance, Message
 from .core.turns import Turn
+from .core.types import Context, ContextItem, Fidelity, Importance, Message
 from .defaults import local_manager
 from .engine import ArtifactCache, FocusManager
 from .local import local_components
-from ._version import __version__
 
 __all__ = [
     "AFMConfig",

@@ -12,8 +12,9 @@ from .engine import ArtifactCache, FocusManager
 from .local import shared_local_components
 
 
-def local_manager(config: AFMConfig | None = None, *, cache: ArtifactCache | None = None,
-                  threads: int = 1) -> FocusManager:
+def local_manager(
+    config: AFMConfig | None = None, *, cache: ArtifactCache | None = None, threads: int = 1
+) -> FocusManager:
     """A ``FocusManager`` over the on-device stack that ``config`` names (``local_components``), built on
     the first call and shared by every later one: the embedder, the classifier, the token counter and
     the background GGUF model when ``config.compressor_model`` names one (none by default)."""

@@ -19,8 +19,8 @@ always sent, even if they alone exceed the budget; ``tokens_used`` then reports 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -136,7 +136,11 @@ def recency_compression(
     chosen.reverse()
     body_msgs = [{"role": history[i]["role"], "content": body} for i, _, body in chosen]
     return BaselineContext(
-        head + body_msgs + [tail], used, budget_tokens, "recency_compression", {i: fidelity for i, fidelity, _ in chosen}
+        head + body_msgs + [tail],
+        used,
+        budget_tokens,
+        "recency_compression",
+        {i: fidelity for i, fidelity, _ in chosen},
     )
 
 
@@ -167,4 +171,3 @@ def top_k_similarity(
     chosen.sort()
     body = [{"role": history[i]["role"], "content": history[i]["content"]} for i in chosen]
     return BaselineContext(head + body + [tail], used, budget_tokens, "top_k_similarity", {i: "full" for i in chosen})
-

@@ -115,11 +115,15 @@ def _reserved_cost(reserved: np.ndarray, costs: np.ndarray, lowest: np.ndarray) 
     return int(costs[rows, lowest[rows]].sum())
 
 
-def _use_constraint_sentences(reserved: np.ndarray, costs: np.ndarray, lowest: np.ndarray, c: Constraints, excess: int,
-                      chosen: np.ndarray) -> int:
+def _use_constraint_sentences(
+    reserved: np.ndarray, costs: np.ndarray, lowest: np.ndarray, c: Constraints, excess: int, chosen: np.ndarray
+) -> int:
     """Send the long constraints with the largest saving as their constraint sentences, until the reservation fits."""
-    saving = np.where(reserved & ~c.pinned & (lowest == FULL) & (c.constraint_cost < costs[:, FULL]),
-                      costs[:, FULL] - c.constraint_cost, 0)
+    saving = np.where(
+        reserved & ~c.pinned & (lowest == FULL) & (c.constraint_cost < costs[:, FULL]),
+        costs[:, FULL] - c.constraint_cost,
+        0,
+    )
     order = np.flatnonzero(saving > 0)
     order = order[np.argsort(-saving[order], kind="stable")]
     k = int(np.searchsorted(np.cumsum(saving[order]), excess, side="left")) + 1

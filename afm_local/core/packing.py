@@ -29,7 +29,15 @@ import numpy as np
 from .types import COMPRESSED, DROPPED, FIDELITIES, FULL, PLACEHOLDER
 
 __all__ = [
-    "FIDELITIES", "NEVER_FITS", "WALK_BLOCK", "Chains", "PackPlan", "pack", "promoted", "smallest_step", "without_placeholders",
+    "FIDELITIES",
+    "NEVER_FITS",
+    "WALK_BLOCK",
+    "Chains",
+    "PackPlan",
+    "pack",
+    "promoted",
+    "smallest_step",
+    "without_placeholders",
 ]
 
 NEVER_FITS = np.int64(1) << 40  # the cost of a fidelity that is switched off: it never fits
@@ -56,8 +64,14 @@ class PackPlan:
         object.__setattr__(self, "step", smallest_step(self.costs))
 
     @classmethod
-    def of(cls, reserved: np.ndarray, score: np.ndarray, intended: np.ndarray, costs: np.ndarray,
-           lowest: np.ndarray | None = None) -> "PackPlan":
+    def of(
+        cls,
+        reserved: np.ndarray,
+        score: np.ndarray,
+        intended: np.ndarray,
+        costs: np.ndarray,
+        lowest: np.ndarray | None = None,
+    ) -> PackPlan:
         n = len(score)
         full = np.zeros((n, 4), dtype=np.int64)
         full[:, :3] = costs[:, :3]
@@ -128,7 +142,7 @@ class Chains:
         object.__setattr__(self, "cheapest", self.costs.min(axis=1))
 
     @classmethod
-    def of(cls, plan: PackPlan, caps: np.ndarray) -> "Chains":
+    def of(cls, plan: PackPlan, caps: np.ndarray) -> Chains:
         """The chains from ``caps`` down to a placeholder: two gathers over the whole history."""
         steps = caps.astype(np.intp)[:, None] + np.arange(3)
         past = steps > PLACEHOLDER
@@ -138,14 +152,24 @@ class Chains:
         fidelities[past], costs[past] = -1, NEVER_FITS
         return cls(caps.astype(np.int8), fidelities, costs)
 
-    def down_to(self, lowest: int) -> "Chains":
+    def down_to(self, lowest: int) -> Chains:
         """The same chains, stopped at ``lowest`` (Compressed: no placeholder is tried)."""
         past = self.caps.astype(np.int64)[:, None] + np.arange(3) > lowest
-        return Chains(self.caps, np.where(past, -1, self.fidelities).astype(np.int8), np.where(past, NEVER_FITS, self.costs))
+        return Chains(
+            self.caps, np.where(past, -1, self.fidelities).astype(np.int8), np.where(past, NEVER_FITS, self.costs)
+        )
 
 
-def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "chronological",
-         spend: str = "intended", reserved_limit: int | None = None, reserve_placeholders: bool = True) -> np.ndarray:
+def pack(
+    plan: PackPlan,
+    available: int,
+    *,
+    packing: str = "afm",
+    fill: str = "chronological",
+    spend: str = "intended",
+    reserved_limit: int | None = None,
+    reserve_placeholders: bool = True,
+) -> np.ndarray:
     """Return one fidelity code per message, in chronological order, whose costs sum to ``available`` or less.
 
     ``reserved_limit`` caps what the reserved messages may take when their degraded fidelities are restored;
@@ -175,8 +199,15 @@ def pack(plan: PackPlan, available: int, *, packing: str = "afm", fill: str = "c
     return out
 
 
-def _pack_afm(plan: PackPlan, available: int, fill: str, reserved_limit: int, reserve_placeholders: bool,
-              top: Chains | None, by_score: np.ndarray) -> tuple[np.ndarray, int]:
+def _pack_afm(
+    plan: PackPlan,
+    available: int,
+    fill: str,
+    reserved_limit: int,
+    reserve_placeholders: bool,
+    top: Chains | None,
+    by_score: np.ndarray,
+) -> tuple[np.ndarray, int]:
     """``top``: the chains from Full down, when spare tokens may go beyond intended fidelities (spend="budget")."""
     n = len(plan.score)
     rows = np.arange(n)
@@ -280,7 +311,7 @@ def _walk(out: np.ndarray, order: np.ndarray, current: np.ndarray, chains: Chain
                 chosen[p] = chain[p, step]
                 spare -= int(extras[p, step])
                 break
-        rest = rest[k + 1:]
+        rest = rest[k + 1 :]
         rest = rest[need[rest] <= spare]
     upgraded = chosen >= 0
     out[order[upgraded]] = chosen[upgraded]

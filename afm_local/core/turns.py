@@ -8,7 +8,7 @@ and named, in one place.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -44,11 +44,9 @@ def as_turn(value: Turn | Mapping[str, Any]) -> Turn:
     if role not in ROLES:
         raise InvalidInput(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     found = value.get("id")
-    return Turn(cast(Role, role), value["content"], importance_of(value.get("importance")), str(found) if found else None)
-
-
-def as_turns(values: Iterable[Turn | Mapping[str, Any]]) -> list[Turn]:
-    return [as_turn(value) for value in values]
+    return Turn(
+        cast(Role, role), value["content"], importance_of(value.get("importance")), str(found) if found else None
+    )
 
 
 def importance_of(value: object) -> Importance | None:

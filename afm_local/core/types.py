@@ -6,10 +6,11 @@ any model code.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Callable, Literal, get_args
+from typing import Literal, get_args
 
 Role = Literal["system", "user", "assistant", "tool"]  # who said a message: the one list of roles
 ROLES: tuple[Role, ...] = get_args(Role)

@@ -11,13 +11,14 @@ a token more than the parts) and tightened until it fits. Costs are counted thro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, get_args
+from typing import Any
 
 import numpy as np
 
 from ..core.accounting import fixed_cost, item_overhead, sent_cost
-from ..core.config import AFMConfig, Fill, Overflow, Packing, Render, Spend, check_budget
+from ..core.config import CALL_OPTIONS, AFMConfig, Fill, Overflow, Packing, Render, Spend, check_budget
 from ..core.errors import BudgetTooSmall, InvalidInput
 from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
@@ -25,14 +26,21 @@ from ..core.protocols import TokenCounter
 from ..core.render import Packed, reference_line, render_chat, render_structured
 from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
 from ..core.types import (
-    COMPRESSED, CRITICAL, DROPPED, FIDELITIES, FULL, IMPORTANCES, PLACEHOLDER, RELEVANT, Context, ContextItem,
+    COMPRESSED,
+    CRITICAL,
+    DROPPED,
+    FIDELITIES,
+    FULL,
+    IMPORTANCES,
+    PLACEHOLDER,
+    RELEVANT,
+    Context,
+    ContextItem,
 )
 from ..text.lexicon import language_of_counts, letter_counts
 from .history import CONSTRAINTS, REFERENCE, Snapshot
 
 FIT_ROUNDS = 4
-CHOICES = {name: get_args(AFMConfig.model_fields[name].annotation)  # per-call options: the config's Literals
-           for name in ("render", "packing", "fill", "spend", "overflow")}
 LANGUAGE_WINDOW = 50  # the newest messages (and the query) decide the language of the structured memory
 PINNED = "every message tagged [!] or marked CRITICAL"
 
@@ -51,18 +59,18 @@ class Request:
     overflow: Overflow
 
     @classmethod
-    def of(cls, query: str, budget: object, preamble: str | None, cfg: AFMConfig, **options: str | None) -> "Request":
+    def of(cls, query: str, budget: object, preamble: str | None, cfg: AFMConfig, **options: str | None) -> Request:
         if not isinstance(query, str):
             raise InvalidInput("the query must be a string")
         budget = check_budget(budget)
-        chosen = {}
-        for name, value in options.items():
-            allowed = CHOICES[name]
-            value = value or getattr(cfg, name)
-            if value not in allowed:
-                raise InvalidInput(f"unknown {name} {value!r}; expected {' or '.join(allowed)}")
-            chosen[name] = value
-        return cls(query, budget, preamble, **chosen)
+
+        def chosen(name: str) -> Any:
+            value = options.get(name) or getattr(cfg, name)
+            if value not in CALL_OPTIONS[name]:
+                raise InvalidInput(f"unknown {name} {value!r}; expected {' or '.join(CALL_OPTIONS[name])}")
+            return value
+
+        return cls(query, budget, preamble, **{name: chosen(name) for name in CALL_OPTIONS})
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,24 +117,41 @@ class Plan:
     limit: int | None = None  # what reserved messages may take, restored constraints included
 
 
-def build_context(snap: Snapshot, similarity: np.ndarray, req: Request, counter: TokenCounter,
-                  cfg: AFMConfig) -> Context:
+def build_context(
+    snap: Snapshot, similarity: np.ndarray, req: Request, counter: TokenCounter, cfg: AFMConfig
+) -> Context:
     """Pack ``snap`` (whose cosine to the query is ``similarity``) for ``req``."""
     recency = recency_weight(messages_ago(len(snap)), cfg.half_life)
     language = language_of_counts(*(snap.letters[-LANGUAGE_WINDOW:].sum(axis=0) + letter_counts(req.query)))
     per_item = item_overhead(req.render, cfg)
     fixed = fixed_cost(counter, req.query, req.preamble, req.render, language, cfg)
-    job = Job(snap, Scored.of(snap.classes, similarity, recency, cfg), fidelity_costs(snap.tokens, per_item, cfg),
-              fixed, per_item, req, cfg)
+    job = Job(
+        snap,
+        Scored.of(snap.classes, similarity, recency, cfg),
+        fidelity_costs(snap.tokens, per_item, cfg),
+        fixed,
+        per_item,
+        req,
+        cfg,
+    )
     available = req.budget - fixed
     for _ in range(FIT_ROUNDS):
         plan = _plan(job, available)
-        fidelities = pack(plan.pack_plan, available, packing=req.packing, fill=req.fill, spend=req.spend,
-                          reserved_limit=plan.limit, reserve_placeholders=cfg.reserve_placeholders)
+        fidelities = pack(
+            plan.pack_plan,
+            available,
+            packing=req.packing,
+            fill=req.fill,
+            spend=req.spend,
+            reserved_limit=plan.limit,
+            reserve_placeholders=cfg.reserve_placeholders,
+        )
         texts = _texts(snap, fidelities, plan.degraded)
         classes, fidelity_list = plan.scored.classes.tolist(), fidelities.tolist()
-        packed = [Packed(snap.messages[i].role, IMPORTANCES[classes[i]], FIDELITIES[fidelity_list[i]], text)
-                  for i, text in texts.items()]
+        packed = [
+            Packed(snap.messages[i].role, IMPORTANCES[classes[i]], FIDELITIES[fidelity_list[i]], text)
+            for i, text in texts.items()
+        ]
         if req.render == "chat":  # every sent text is a fidelity whose count is known: the sum is exact
             sent = render_chat(req.preamble, packed, req.query)
             used = fixed + int(plan.pack_plan.cost_of(fidelities).sum())
@@ -135,15 +160,23 @@ def build_context(snap: Snapshot, similarity: np.ndarray, req: Request, counter:
             used = sent_cost(counter, sent, cfg)
         if used <= req.budget:
             counts = np.bincount(fidelities, minlength=len(FIDELITIES))
-            return Context(sent, used, req.budget, req.render, req.packing, language,
-                           {f.value: int(c) for f, c in zip(FIDELITIES, counts)}, _items(job, plan, fidelities, texts))
+            return Context(
+                sent,
+                used,
+                req.budget,
+                req.render,
+                req.packing,
+                language,
+                {f.value: int(c) for f, c in zip(FIDELITIES, counts)},
+                _items(job, plan, fidelities, texts),
+            )
         available -= used - req.budget
     raise BudgetTooSmall(req.budget, used)
 
 
 def fidelity_costs(tokens: np.ndarray, per_item: int, cfg: AFMConfig) -> np.ndarray:
     """Cost of each fidelity per message, overhead included; ``NEVER_FITS`` for those the config switches off."""
-    costs = tokens[:, :PLACEHOLDER + 1] + per_item
+    costs = tokens[:, : PLACEHOLDER + 1] + per_item
     if not cfg.use_compression:
         costs[:, COMPRESSED] = NEVER_FITS
     if not cfg.use_placeholders:
@@ -169,8 +202,13 @@ def _plan(job: Job, available: int) -> Plan:
     if pack_plan.reserved_cost() <= limit:
         return Plan(pack_plan, scored, None, limit)
     overhead = costs[:, FULL] - snap.tokens[:, FULL]
-    constraints = Constraints(snap.pinned, snap.confidence, snap.tokens[:, CONSTRAINTS] + overhead,
-                              snap.tokens[:, REFERENCE] + overhead, snap.restated_by)
+    constraints = Constraints(
+        snap.pinned,
+        snap.confidence,
+        snap.tokens[:, CONSTRAINTS] + overhead,
+        snap.tokens[:, REFERENCE] + overhead,
+        snap.restated_by,
+    )
     degraded = degrade(reserved, pack_plan.costs[:, :DROPPED], constraints, limit)
     rescored = scored.reclassed(np.where(degraded.demoted, RELEVANT, scored.classes).astype(np.int8), cfg)
     pack_plan = PackPlan.of(degraded.reserved, rescored.scores, rescored.intended, degraded.costs, degraded.lowest)
@@ -210,12 +248,21 @@ def _items(job: Job, plan: Plan, fidelities: np.ndarray, texts: dict[int, str]) 
         for i, m in enumerate(job.snap.messages):
             fidelity, intended = int(fidelities[i]), int(scored.intended[i])
             reason = degraded.reason(i) if degraded is not None else ""
-            items.append(ContextItem(
-                m.index, m.role, m.importance, float(scored.scores[i]), float(scored.similarity[i]),
-                float(scored.recency[i]), FIDELITIES[intended], FIDELITIES[fidelity],
-                0 if fidelity == DROPPED else int(costs[i]) - job.per_item, texts.get(i, ""),
-                reason or _reason(bool(plan.pack_plan.reserved[i]), intended, fidelity, plan.pack_plan.costs[i]),
-            ))
+            items.append(
+                ContextItem(
+                    m.index,
+                    m.role,
+                    m.importance,
+                    float(scored.scores[i]),
+                    float(scored.similarity[i]),
+                    float(scored.recency[i]),
+                    FIDELITIES[intended],
+                    FIDELITIES[fidelity],
+                    0 if fidelity == DROPPED else int(costs[i]) - job.per_item,
+                    texts.get(i, ""),
+                    reason or _reason(bool(plan.pack_plan.reserved[i]), intended, fidelity, plan.pack_plan.costs[i]),
+                )
+            )
         return items
 
     return make

@@ -70,7 +70,9 @@ class History:
             self._grow(2 * n)
         if self._vectors.shape[1] != len(vector):  # the first vector fixes the dimension
             if n:
-                raise ValueError(f"embedding of dimension {len(vector)} in a history of dimension {self._vectors.shape[1]}")
+                raise ValueError(
+                    f"embedding of dimension {len(vector)} in a history of dimension {self._vectors.shape[1]}"
+                )
             self._vectors = np.zeros((len(self._classes), len(vector)), dtype=np.float32)
         self.messages.append(message)
         self._vectors[n] = vector
@@ -100,7 +102,11 @@ class History:
             return out
 
         self._vectors, self._classes, self._pinned = grown(self._vectors), grown(self._classes), grown(self._pinned)
-        self._confidence, self._tokens, self._letters = grown(self._confidence), grown(self._tokens), grown(self._letters)
+        self._confidence, self._tokens, self._letters = (
+            grown(self._confidence),
+            grown(self._tokens),
+            grown(self._letters),
+        )
         restated_by = np.full(capacity, -1, dtype=np.int64)
         restated_by[: len(self._restated_by)] = self._restated_by
         self._restated_by = restated_by
@@ -111,10 +117,15 @@ class History:
         the embeddings."""
         n = len(self.messages)
         return Snapshot(
-            list(self.messages), self._vectors[:n], self._classes[:n].copy(), self._pinned[:n].copy(),
-            self._confidence[:n].copy(), self._tokens[:n].copy(), self._letters[:n], self._restated_by[:n].copy(),
+            list(self.messages),
+            self._vectors[:n],
+            self._classes[:n].copy(),
+            self._pinned[:n].copy(),
+            self._confidence[:n].copy(),
+            self._tokens[:n].copy(),
+            self._letters[:n],
+            self._restated_by[:n].copy(),
         )
 
     def vectors(self) -> np.ndarray:
         return self._vectors[: len(self.messages)]
-

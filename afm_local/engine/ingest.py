@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence, cast
+from typing import cast
 
 import numpy as np
 
@@ -115,8 +116,9 @@ class Ingestor:
     def classify(self, rows: Sequence[Row]) -> list[Classification]:
         """Every row's verdict: the user's tag for a tagged row, else the classifier's (batched, cached)."""
         key, cached = self.keys.classifier, self.cache.importance
-        found = [Classification(r.tag, {}, "tag") if r.tag is not None else cached.get(key, r.utterance_hash)
-                 for r in rows]
+        found = [
+            Classification(r.tag, {}, "tag") if r.tag is not None else cached.get(key, r.utterance_hash) for r in rows
+        ]
         todo = [i for i, v in enumerate(found) if v is None]
         utterances = [Utterance(rows[i].text, rows[i].role) for i in todo]
         for i, verdict in zip(todo, self.components.classifier.classify(utterances)):
@@ -136,18 +138,27 @@ class Ingestor:
         one was already made (and stored), wins over the instant extractive one."""
         keys, cache, text = self.keys, self.cache, row.text
         ratio = self.config.compression_ratio
-        compressed = (cache.compressed.peek(keys.abstract_compressed, row.hash) if keys.abstract_compressed else None)
+        compressed = cache.compressed.peek(keys.abstract_compressed, row.hash) if keys.abstract_compressed else None
         compressed = compressed or cache.compressed.get_or_compute(
-            keys.compressed, row.hash, lambda: self.components.compressor.compress(text, ratio))
+            keys.compressed, row.hash, lambda: self.components.compressor.compress(text, ratio)
+        )
         topic = cache.topics.peek(keys.abstract_topic, row.hash) if keys.abstract_topic else None
         topic = topic or cache.topics.get_or_compute(keys.topic, row.hash, lambda: self.components.topicer.topic(text))
         tokens_full = self.count(text, row.hash)
         constraints = ""
         if verdict.label is Importance.CRITICAL and tokens_full >= self.config.constraint_min_tokens:
-            constraints = cache.constraints.get_or_compute(keys.constraints, row.utterance_hash,
-                                                           lambda: self.constraint_sentences(text, row.role))
-        return Derived(verdict, tokens_full, compressed, self.count(compressed.text), topic, constraints,
-                       self.count(constraints) if constraints else 0)
+            constraints = cache.constraints.get_or_compute(
+                keys.constraints, row.utterance_hash, lambda: self.constraint_sentences(text, row.role)
+            )
+        return Derived(
+            verdict,
+            tokens_full,
+            compressed,
+            self.count(compressed.text),
+            topic,
+            constraints,
+            self.count(constraints) if constraints else 0,
+        )
 
     def message(self, index: int, row: Row, verdict: Classification) -> Message:
         """The record of ``row`` as message ``index`` of a history."""
@@ -185,8 +196,9 @@ class Ingestor:
         return constraint_sentences(text, is_constraint, self.components.compressor, self.config.compression_ratio)
 
     def count(self, text: str, text_hash: str | None = None) -> int:
-        return self.cache.tokens.get_or_compute(self.keys.counter, text_hash or content_hash(text),
-                                                lambda: self.components.counter.count(text))
+        return self.cache.tokens.get_or_compute(
+            self.keys.counter, text_hash or content_hash(text), lambda: self.components.counter.count(text)
+        )
 
     def placeholder(self, index: int, role: str, topic: str) -> tuple[str, int]:
         return placeholder(index, role, topic, self.components.counter, self.config.placeholder_max_tokens)
@@ -200,8 +212,11 @@ class Ingestor:
         if model is None or message.tokens_full <= WORTH_A_SUMMARY * self.config.placeholder_max_tokens:
             return False
         summary_done = keys.abstract_compressed is None or bool(
-            self.cache.compressed.peek(keys.abstract_compressed, message.content_hash))
-        topic_done = keys.abstract_topic is None or bool(self.cache.topics.peek(keys.abstract_topic, message.content_hash))
+            self.cache.compressed.peek(keys.abstract_compressed, message.content_hash)
+        )
+        topic_done = keys.abstract_topic is None or bool(
+            self.cache.topics.peek(keys.abstract_topic, message.content_hash)
+        )
         return not (summary_done and topic_done)
 
     def refine(self, message: Message) -> Message | None:
@@ -212,11 +227,16 @@ class Ingestor:
             return None
         summary = None
         if keys.abstract_compressed is not None:
-            summary = cache.compressed.get_or_compute(keys.abstract_compressed, message.content_hash,
-                                                      lambda: model.compress(message.content, self.config.compression_ratio))
+            summary = cache.compressed.get_or_compute(
+                keys.abstract_compressed,
+                message.content_hash,
+                lambda: model.compress(message.content, self.config.compression_ratio),
+            )
         topic = None
         if keys.abstract_topic is not None and isinstance(model, Topicer):
-            topic = cache.topics.get_or_compute(keys.abstract_topic, message.content_hash, lambda: model.topic(message.content))
+            topic = cache.topics.get_or_compute(
+                keys.abstract_topic, message.content_hash, lambda: model.topic(message.content)
+            )
         refined = message
         tokens = self.count(summary.text) if summary else message.tokens_full
         if summary is not None and tokens < message.tokens_full:

@@ -12,8 +12,9 @@ call that builds (once per process) and hands over the on-device stack.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -113,7 +114,7 @@ class FocusManager:
             future.cancel()
         self._pending = []
 
-    def __enter__(self) -> "FocusManager":
+    def __enter__(self) -> FocusManager:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -136,12 +137,22 @@ class FocusManager:
         """Pack the history for ``current_query`` into ``budget_tokens``, counting everything sent.
 
         The options override the config's for this call only."""
-        req = Request.of(current_query, budget_tokens, system_preamble, self.config, render=render, packing=packing,
-                         fill=fill, spend=spend, overflow=overflow)
+        req = Request.of(
+            current_query,
+            budget_tokens,
+            system_preamble,
+            self.config,
+            render=render,
+            packing=packing,
+            fill=fill,
+            spend=spend,
+            overflow=overflow,
+        )
         with self._lock:  # a snapshot: the background worker may refine a message's forms meanwhile
             snap = self._history.snapshot()
-        return build_context(snap, self._similarity(snap.vectors, current_query), req, self.components.counter,
-                             self.config)
+        return build_context(
+            snap, self._similarity(snap.vectors, current_query), req, self.components.counter, self.config
+        )
 
     def similarity(self, query: str) -> np.ndarray:
         """Cosine of each history message to ``query``, exactly as ``build_context`` scores it (for

@@ -6,7 +6,7 @@ set of ONNX sessions. The engine never imports this module."""
 from __future__ import annotations
 
 import logging
-from functools import lru_cache, partial
+from functools import cache, partial
 from pathlib import Path
 
 from ..core.config import AFMConfig
@@ -24,7 +24,9 @@ from .paths import models_dir
 log = logging.getLogger("afm_local")
 
 
-def local_classifier(root: Path | None = None, threads: int = 1, encoder: Embedder | None = None) -> ImportanceClassifier:
+def local_classifier(
+    root: Path | None = None, threads: int = 1, encoder: Embedder | None = None
+) -> ImportanceClassifier:
     """The trained classifier (with the rule categories it allows on top) when it is installed; the
     rules alone otherwise. It continues multilingual-e5-small's layers: pass the engine's e5 embedder as
     ``encoder`` so a message is read once, else it loads its own."""
@@ -79,7 +81,7 @@ def shared_local_components(config: AFMConfig | None = None, *, threads: int = 1
     return _shared(names, models_dir(), threads)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _shared(names: AFMConfig, root: Path, threads: int) -> Components:
     return local_components(names, root=root, threads=threads, abstractive=True)
 
@@ -98,8 +100,9 @@ def guard_config(embedder: str) -> GuardConfig:
     return embedder_model(embedder).guard
 
 
-def guarded_llama(model: str, extractive: Compressor, guard: SummaryGuard, root: Path | None,
-                  threads: int) -> Compressor | None:
+def guarded_llama(
+    model: str, extractive: Compressor, guard: SummaryGuard, root: Path | None, threads: int
+) -> Compressor | None:
     """The GGUF compressor behind its guard, or ``None`` (logged) when the model is not installed.
 
     The file is checked here (``gguf_file``); the model itself loads lazily, on the background worker's

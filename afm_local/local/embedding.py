@@ -17,9 +17,9 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -48,7 +48,9 @@ EMBEDDERS: dict[str, EmbedderModel] = {
     # 512 positions; about 100 languages, pruned here to Latin and Cyrillic script (docs/models.md). Its
     # cosines sit in a narrow, high band: one threshold for both languages.
     "multilingual-e5-small": EmbedderModel(
-        "multilingual-e5-small", 512, {"passage": "passage: ", "query": "query: "},
+        "multilingual-e5-small",
+        512,
+        {"passage": "passage: ", "query": "query: "},
         GuardConfig(min_similarity=0.91, min_similarity_cyrillic=None, min_topic_similarity=0.78),
     ),
 }

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -69,12 +69,15 @@ class EncoderHeadClassifier:
         wanted = self.config["encoder"]
         if encoder.name != wanted["name"] or encoder.split_output != wanted["split_output"]:
             raise ModelError(
-                f"the importance model continues {wanted['name']} at {wanted['split_output']}, but the installed encoder "
-                f"is {encoder.name} ({encoder.split_output}); {INSTALL_HINT}, or retrain with scripts/train_classifier.py"
+                f"the importance model continues {wanted['name']} at {wanted['split_output']}, but the installed "
+                f"encoder is {encoder.name} ({encoder.split_output}); {INSTALL_HINT}, or retrain with "
+                "scripts/train_classifier.py"
             )
         if self.config["features"] != {"roles": list(ROLE_FEATURES), "rules": list(RULE_FEATURES)}:
-            raise ModelError("the importance model was trained on other features than this version reads; "
-                             "retrain it with scripts/train_classifier.py")
+            raise ModelError(
+                "the importance model was trained on other features than this version reads; "
+                "retrain it with scripts/train_classifier.py"
+            )
         self._encoder = encoder
         self.threshold = float(self.config["decision"]["critical_threshold"])
         # The name keys cached verdicts, so it changes whenever a file that decides them (the head, the labels)
@@ -87,8 +90,7 @@ class EncoderHeadClassifier:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        self._session = ort.InferenceSession(str(files["head.onnx"]), options,
-                                             providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(str(files["head.onnx"]), options, providers=["CPUExecutionProvider"])
 
     @classmethod
     def available(cls, model_dir: Path, root: Path | None = None) -> bool:
@@ -104,18 +106,22 @@ class EncoderHeadClassifier:
         out = np.zeros((len(items), len(IMPORTANCE_NAMES)), dtype=np.float64)
         extra = features(items)
         for row, states in enumerate(self._encoder.hidden_states([item.text for item in items])):
-            feed = {"hidden_states": states[None].astype(np.float32), "features": extra[row:row + 1]}
+            feed = {"hidden_states": states[None].astype(np.float32), "features": extra[row : row + 1]}
             out[row] = self._session.run(["probabilities"], feed)[0][0]
         return out
 
     def decide(self, p: np.ndarray) -> list[Importance]:
         """CRITICAL at or above the threshold chosen on the dev sets, else the likelier of the other two."""
-        return [Importance.CRITICAL if row[0] >= self.threshold else Importance(IMPORTANCE_NAMES[1 + int(row[1:].argmax())])
-                for row in p]
+        return [
+            Importance.CRITICAL if row[0] >= self.threshold else Importance(IMPORTANCE_NAMES[1 + int(row[1:].argmax())])
+            for row in p
+        ]
 
     def classify(self, items: Sequence[Utterance]) -> list[Classification]:
         if not items:
             return []
         p = self.probabilities(items)
-        return [Classification(label, {name: float(v) for name, v in zip(IMPORTANCE_NAMES, row)}, "model")
-                for label, row in zip(self.decide(p), p)]
+        return [
+            Classification(label, {name: float(v) for name, v in zip(IMPORTANCE_NAMES, row)}, "model")
+            for label, row in zip(self.decide(p), p)
+        ]

@@ -93,8 +93,15 @@ def gguf_file(model: str | Path, root: Path | None = None) -> Path:
     return check_file(root / spec.files[0].path, spec.files[0].sha256, f"run `afm-local models install {model}`")
 
 
-def load_llama(path: Path, *, n_ctx: int = 2048, threads: int = 1, vocab_only: bool = False,
-               n_batch: int = 512, verbose: bool = False) -> Any:
+def load_llama(
+    path: Path,
+    *,
+    n_ctx: int = 2048,
+    threads: int = 1,
+    vocab_only: bool = False,
+    n_batch: int = 512,
+    verbose: bool = False,
+) -> Any:
     """The one place a ``llama_cpp.Llama`` is built: threads pinned for prompt and generation alike
     (llama-cpp-python would otherwise use every core for the prompt), seed 0, quiet."""
     path = gguf_file(Path(path))
@@ -104,8 +111,15 @@ def load_llama(path: Path, *, n_ctx: int = 2048, threads: int = 1, vocab_only: b
         raise ModelError(LLAMA_BUILD_HINT) from exc
     if vocab_only:
         return Llama(model_path=str(path), vocab_only=True, verbose=verbose)
-    return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, seed=0, n_batch=n_batch,
-                 verbose=verbose)
+    return Llama(
+        model_path=str(path),
+        n_ctx=n_ctx,
+        n_threads=threads,
+        n_threads_batch=threads,
+        seed=0,
+        n_batch=n_batch,
+        verbose=verbose,
+    )
 
 
 class LlamaCppCompressor:
@@ -143,7 +157,7 @@ class LlamaCppCompressor:
         self._grammars: dict[str, Any] = {}
 
     @classmethod
-    def from_manifest(cls, name: str, root: Path | None = None, **kwargs: Any) -> "LlamaCppCompressor":
+    def from_manifest(cls, name: str, root: Path | None = None, **kwargs: Any) -> LlamaCppCompressor:
         """Build from a manifest entry, after verifying the file's sha256 (``ModelError`` names the fix)."""
         return cls(gguf_file(name, root), name=name, **kwargs)
 
@@ -245,7 +259,7 @@ def _prompt_cache(capacity_bytes: int) -> Any:
     messages. Counting both keeps it within ``capacity_bytes`` (about three entries at n_batch 128)."""
     from llama_cpp import LlamaRAMCache
 
-    class _Counted(LlamaRAMCache):  # type: ignore[misc, valid-type]
+    class _Counted(LlamaRAMCache):
         @property
         def cache_size(self) -> int:
             return sum(s.llama_state_size + s.scores.nbytes for s in self.cache_state.values())

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..core.errors import ModelError
 from ..local.llama import gguf_file, load_llama
@@ -37,8 +38,10 @@ class BuiltinModel:
                 return gguf_file(name)
             except ModelError as exc:
                 log.warning("built-in model: %s", exc)
-        raise ModelError("no built-in chat model is installed and no --upstream is set: run "
-                         f"`afm-local models install {BUILTIN_MODELS[0]}` or start the server with --upstream")
+        raise ModelError(
+            "no built-in chat model is installed and no --upstream is set: run "
+            f"`afm-local models install {BUILTIN_MODELS[0]}` or start the server with --upstream"
+        )
 
     def ensure_loaded(self) -> Any:
         """The model, loaded on first use (on the llama thread); ``ModelError`` (503) when it cannot be."""
@@ -58,7 +61,9 @@ class BuiltinModel:
             if isinstance(extra.get(key), (int, float)) and not isinstance(extra.get(key), bool):
                 out[key] = extra[key]
         stop = extra.get("stop")
-        if isinstance(stop, str) or (isinstance(stop, list) and all(isinstance(s, str) for s in stop) and len(stop) <= 4):
+        if isinstance(stop, str) or (
+            isinstance(stop, list) and all(isinstance(s, str) for s in stop) and len(stop) <= 4
+        ):
             out["stop"] = stop
         return out
 
@@ -71,8 +76,13 @@ class BuiltinModel:
         result["model"] = self.name
         return result
 
-    def stream(self, messages: list[dict[str, str]], params: dict[str, Any], emit: Callable[[Any], None],
-               cancelled: threading.Event) -> None:
+    def stream(
+        self,
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        emit: Callable[[Any], None],
+        cancelled: threading.Event,
+    ) -> None:
         try:
             llm = self.ensure_loaded()
             for chunk in llm.create_chat_completion(messages=messages, stream=True, **params):

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 import anyio
 import httpx
@@ -23,8 +24,16 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .._version import __version__
-from ..core.errors import (AFMError, BudgetTooSmall, InvalidInput, ModelError, StoreError, StoreFull,
-                           StoreUnavailable, UnknownSession)
+from ..core.errors import (
+    AFMError,
+    BudgetTooSmall,
+    InvalidInput,
+    ModelError,
+    StoreError,
+    StoreFull,
+    StoreUnavailable,
+    UnknownSession,
+)
 from ..local import local_components
 from .errors import STATUS_KIND, APIError, error_response
 from .middleware import AuthMiddleware, BodyLimitMiddleware, MetricsMiddleware
@@ -69,10 +78,17 @@ def create_app(settings: ServerSettings) -> FastAPI:
             )
         if settings.upstream:
             # trust_env=False: no proxy or netrc from the environment; the upstream is the only peer.
-            state.http = httpx.AsyncClient(trust_env=False, follow_redirects=False,
-                                           timeout=httpx.Timeout(settings.upstream_timeout_s, connect=10.0))
-        log.info("afm-local server ready (db=%s, upstream=%s, auth=%s)", state.store.description,
-                 settings.upstream or "built-in", "on" if settings.api_key else "off")
+            state.http = httpx.AsyncClient(
+                trust_env=False,
+                follow_redirects=False,
+                timeout=httpx.Timeout(settings.upstream_timeout_s, connect=10.0),
+            )
+        log.info(
+            "afm-local server ready (db=%s, upstream=%s, auth=%s)",
+            state.store.description,
+            settings.upstream or "built-in",
+            "on" if settings.api_key else "off",
+        )
         try:
             yield
         finally:
@@ -82,10 +98,16 @@ def create_app(settings: ServerSettings) -> FastAPI:
                 state.builtin.close()
             state.store.close()
 
-    app = FastAPI(title="afm-local", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
-                  openapi_url="/openapi.json",
-                  description="Adaptive Focus Memory over HTTP, fully local. Every route but /healthz and the "
-                              "static inspector page requires `Authorization: Bearer <key>` when a key is set.")
+    app = FastAPI(
+        title="afm-local",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/openapi.json",
+        description="Adaptive Focus Memory over HTTP, fully local. Every route but /healthz and the "
+        "static inspector page requires `Authorization: Bearer <key>` when a key is set.",
+    )
     app.state.afm = state
     _add_error_handlers(app)
     for module in (ops, sessions, context, chat):
@@ -111,9 +133,13 @@ def _add_error_handlers(app: FastAPI) -> None:
         errors = exc.errors()
         if any(e.get("type") == "json_invalid" for e in errors):
             ctx = next((e.get("ctx") or {} for e in errors if e.get("type") == "json_invalid"), {})
-            return error_response(400, "invalid_json", f"request body is not valid JSON: {ctx.get('error', 'parse error')}")
-        details = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))[:300], "type": e.get("type")}
-                   for e in errors[:20]]
+            return error_response(
+                400, "invalid_json", f"request body is not valid JSON: {ctx.get('error', 'parse error')}"
+            )
+        details = [
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))[:300], "type": e.get("type")}
+            for e in errors[:20]
+        ]
         summary = "; ".join(f"{'.'.join(d['loc'][1:]) or 'body'}: {d['msg']}" for d in details[:5])
         return error_response(422, "invalid_request", summary, details=details)
 
@@ -122,8 +148,9 @@ def _add_error_handlers(app: FastAPI) -> None:
         message = exc.detail if isinstance(exc.detail, str) else "error"
         if message == "There was an error parsing the body":
             return error_response(400, "invalid_json", "request body could not be parsed as JSON")
-        return error_response(exc.status_code, STATUS_KIND.get(exc.status_code, "error"), message,
-                              headers=getattr(exc, "headers", None))
+        return error_response(
+            exc.status_code, STATUS_KIND.get(exc.status_code, "error"), message, headers=getattr(exc, "headers", None)
+        )
 
     @app.exception_handler(Exception)
     async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
@@ -172,11 +199,19 @@ def run_server(settings: ServerSettings) -> None:
 
     _configure_logging()
     if not _is_loopback(settings.host) and not settings.api_key:
-        log.warning("listening on %s without an API key: anyone who can reach this port can read every session",
-                    settings.host)
-    options: dict[str, Any] = {"host": settings.host, "port": settings.port, "log_level": "info",
-                               "server_header": False, "proxy_headers": False, "timeout_keep_alive": 5,
-                               "limit_concurrency": 512, "access_log": False}
+        log.warning(
+            "listening on %s without an API key: anyone who can reach this port can read every session", settings.host
+        )
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": "info",
+        "server_header": False,
+        "proxy_headers": False,
+        "timeout_keep_alive": 5,
+        "limit_concurrency": 512,
+        "access_log": False,
+    }
     if settings.workers == 1:
         uvicorn.run(create_app(settings), **options)
         return

@@ -14,8 +14,11 @@ MAX_CONTENT_BYTES = 64 * 1024  # one message's content
 MAX_BUDGET = 1_000_000
 MAX_MESSAGES = 5_000  # per stateless / chat request (the body limit bounds it first in practice)
 
-Budget = Annotated[int, BeforeValidator(lambda value: check_budget(value, MAX_BUDGET)),
-                   Field(description=f"Tokens for everything sent, 1 to {MAX_BUDGET:,}.")]
+Budget = Annotated[
+    int,
+    BeforeValidator(lambda value: check_budget(value, MAX_BUDGET)),
+    Field(description=f"Tokens for everything sent, 1 to {MAX_BUDGET:,}."),
+]
 
 
 def _upper(value: object) -> object:

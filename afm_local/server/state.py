@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import httpx
@@ -50,26 +51,40 @@ class SessionState:
 class AppState:
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        self.store: Store = open_store(settings.db, synchronous=settings.synchronous,
-                                       pool_size=settings.concurrency + 2)  # + health check, background model
+        self.store: Store = open_store(
+            settings.db, synchronous=settings.synchronous, pool_size=settings.concurrency + 2
+        )  # + health check, background model
         self.session_cache = ArtifactCache(backend=self.store)
         self.stateless_cache = ArtifactCache(max_entries=100_000)  # memory only: see docs/server.md
         self.components: Components | None = settings.components
         self._ingestor: Ingestor | None = None
         self.limiter = anyio.CapacityLimiter(settings.concurrency)
         self.sessions: OrderedDict[str, SessionState] = OrderedDict()
-        self.builtin = BuiltinModel(settings.model_path, settings.threads, settings.n_ctx) if not settings.upstream else None
+        self.builtin = (
+            BuiltinModel(settings.model_path, settings.threads, settings.n_ctx) if not settings.upstream else None
+        )
         self.http: httpx.AsyncClient | None = None
         self.health_problem: str | None = None
         self.registry = CollectorRegistry()
-        self.requests = Counter("afm_http_requests", "HTTP requests by route and status.",
-                                ["route", "method", "status"], registry=self.registry)
-        self.latency = Histogram("afm_http_request_duration_seconds", "Request latency by route.", ["route"],
-                                 registry=self.registry,
-                                 buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120))
-        self.tokens_saved = Counter("afm_tokens_saved", "History tokens AFM kept out of the prompt.", ["route"],
-                                    registry=self.registry)
-        self.tokens_used = Counter("afm_tokens_used", "Tokens of the packed contexts.", ["route"], registry=self.registry)
+        self.requests = Counter(
+            "afm_http_requests",
+            "HTTP requests by route and status.",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "afm_http_request_duration_seconds",
+            "Request latency by route.",
+            ["route"],
+            registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
+        )
+        self.tokens_saved = Counter(
+            "afm_tokens_saved", "History tokens AFM kept out of the prompt.", ["route"], registry=self.registry
+        )
+        self.tokens_used = Counter(
+            "afm_tokens_used", "Tokens of the packed contexts.", ["route"], registry=self.registry
+        )
         self.appended = Counter("afm_messages_appended", "Messages committed to the store.", registry=self.registry)
         self.registry.register(CacheCollector({"session": self.session_cache, "stateless": self.stateless_cache}))
 
@@ -187,8 +202,9 @@ def afm_headers(ctx: Context, original_tokens: int) -> dict[str, str]:
     }
 
 
-def pack_with_baseline(fm: FocusManager, query: str, budget: int, preamble: str | None, render: Render | None,
-                       packing: Packing | None) -> tuple[Context, int]:
+def pack_with_baseline(
+    fm: FocusManager, query: str, budget: int, preamble: str | None, render: Render | None, packing: Packing | None
+) -> tuple[Context, int]:
     """Pack ``fm``'s history; returns the context and what the whole history verbatim would cost (the
     "tokens saved" baseline). Engine errors propagate: the app maps ``AFMError`` classes to HTTP statuses."""
     ctx = fm.build_context(query, budget, preamble, render=render, packing=packing)

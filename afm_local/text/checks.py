@@ -4,7 +4,6 @@ It reads any candidate, a model's summary or the extractive compressor's sentenc
 first check that fails. The checks and how their thresholds were chosen: docs/guard.md.
 """
 
-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -50,12 +49,12 @@ def cut_off(source: str, candidate: str) -> bool:
     if tail[-1] not in vocabulary and len(tail[-1]) >= 2 and any(w.startswith(tail[-1]) for w in vocabulary):
         return True
     n = len(tail)
-    return n >= 2 and any(s[j:j + n] == tail and s[j + n][:1].isalnum() for s in src for j in range(len(s) - n))
+    return n >= 2 and any(s[j : j + n] == tail and s[j + n][:1].isalnum() for s in src for j in range(len(s) - n))
 
 
 def _contiguous(part: list[str], whole: list[str]) -> bool:
     n = len(part)
-    return any(whole[j:j + n] == part for j in range(len(whole) - n + 1))
+    return any(whole[j : j + n] == part for j in range(len(whole) - n + 1))
 
 
 def _subsequence(part: list[str], whole: list[str]) -> bool:
@@ -75,8 +74,11 @@ def words_dropped(source: str, candidate: str) -> bool:
             variants.append(facts.plain_words(bare))
     for sentence in split_sentences(candidate):
         part = facts.plain_words(sentence)
-        if len(part) >= 2 and not any(_contiguous(part, v) for v in variants) and any(
-                _subsequence(part, v) for v in variants):
+        if (
+            len(part) >= 2
+            and not any(_contiguous(part, v) for v in variants)
+            and any(_subsequence(part, v) for v in variants)
+        ):
             return True
     return False
 
@@ -106,8 +108,9 @@ class SummaryGuard:
         vecs = self.embedder.embed([a, b], "passage")
         return float(np.dot(vecs[0], vecs[1]))
 
-    def check(self, source: str, summary: str, target_tokens: int | None = None,
-              limit_tokens: int | None = None) -> GuardVerdict:
+    def check(
+        self, source: str, summary: str, target_tokens: int | None = None, limit_tokens: int | None = None
+    ) -> GuardVerdict:
         """The verdict on ``summary`` as a shorter form of ``source``. ``target_tokens`` adds the
         length check (a model is held to the ratio it was asked for); ``limit_tokens``, when given,
         raises that limit (the guarded compressor's ``length_policy="fallback"`` passes the length

@@ -8,8 +8,8 @@ README.md, section Compression.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from ..core.protocols import Compressor, TokenCounter
 from ..core.types import Compression
@@ -18,8 +18,9 @@ from .lexicon import OFFER_RE, PARENTHETICAL_RE, STOPWORDS, sentence_spans, spli
 from .rules import is_small_talk
 
 _OPENER_RE = re.compile(
-    r"^(?:(?:well|oh|oh wow|wow|so|okay|ok|alright|all right|anyway|actually|honestly|hi|hello|hey|thanks|thank you|great"
-    r"|perfect|cool|sure|ну|так|кстати|слушай(?:те)?|короче|ой|ладно|хорошо|вообще-то|в общем|спасибо|привет"
+    r"^(?:(?:well|oh|oh wow|wow|so|okay|ok|alright|all right|anyway|actually|honestly|hi|hello|hey|thanks"
+    r"|thank you|great|perfect|cool|sure"
+    r"|ну|так|кстати|слушай(?:те)?|короче|ой|ладно|хорошо|вообще-то|в общем|спасибо|привет"
     r"|здравствуйте|отлично)(?: there)?\s*[,!]\s+)+",
     re.IGNORECASE,
 )
@@ -42,7 +43,7 @@ def _trim(sentence: str) -> str:
     out = PARENTHETICAL_RE.sub("", sentence)
     opener = _OPENER_RE.match(out)
     if opener:
-        rest = out[opener.end():]
+        rest = out[opener.end() :]
         out = rest[:1].upper() + rest[1:] if sentence[:1].isupper() else rest
     left = out.split()
     if out == sentence or len(left) < 3 or left[0].lower() in _NO_START or facts.check(sentence, out) is not None:
@@ -57,7 +58,7 @@ def units(text: str) -> list[Unit]:
     out = []
     for k, (a, b) in enumerate(spans):
         sentence = text[a:b]
-        gap = text[b:spans[k + 1][0]] if k + 1 < len(spans) else ""
+        gap = text[b : spans[k + 1][0]] if k + 1 < len(spans) else ""
         out.append(Unit(sentence, _trim(sentence), gap, _kept(sentence)))
     return out
 
@@ -84,7 +85,7 @@ def _value(unit: Unit, first: bool) -> float:
     return len(content) + (1.0 if first else 0.0)
 
 
-def assemble(parts: Sequence[Unit], chosen: Sequence[int], trimmed: bool) -> str:
+def assemble(parts: Sequence[Unit], chosen: Iterable[int], trimmed: bool) -> str:
     """The chosen units in source order, each followed by its own separator from the source (so list
     items stay on their lines and a sentence keeps its full stop or semicolon)."""
     order = sorted(chosen)
@@ -125,7 +126,10 @@ class ExtractiveCompressor:
         target = max(self._min_tokens // 2, round(total * ratio))
         for trimmed in (True, False):
             candidate = assemble(parts, self._choose(parts, target, trimmed), trimmed)
-            if self._counter.count(candidate) <= total * (1 - self._min_saving) and facts.check(text, candidate) is None:
+            if (
+                self._counter.count(candidate) <= total * (1 - self._min_saving)
+                and facts.check(text, candidate) is None
+            ):
                 return Compression(candidate, self.name)
         return Compression(text, self.name)
 
@@ -138,8 +142,10 @@ class ExtractiveCompressor:
         values = [_value(u, i == 0) for i, u in enumerate(parts)]
         chosen = {i for i, u in enumerate(parts) if u.kept}
         used = sum(costs[i] for i in chosen)
-        ranked = sorted((i for i in range(len(parts)) if i not in chosen and values[i] > 0),
-                        key=lambda i: (-values[i] / max(1, costs[i]) ** 0.5, i))
+        ranked = sorted(
+            (i for i in range(len(parts)) if i not in chosen and values[i] > 0),
+            key=lambda i: (-values[i] / max(1, costs[i]) ** 0.5, i),
+        )
         for k, i in enumerate(ranked):
             if k and used + costs[i] > target:
                 continue
@@ -148,8 +154,9 @@ class ExtractiveCompressor:
         return chosen or {0}
 
 
-def constraint_sentences(text: str, is_constraint: Callable[[Sequence[str]], list[bool]], compressor: Compressor,
-                    ratio: float) -> str:
+def constraint_sentences(
+    text: str, is_constraint: Callable[[Sequence[str]], list[bool]], compressor: Compressor, ratio: float
+) -> str:
     """A long constraint message as its constraint sentences verbatim and the rest compressed, in order.
 
     ``is_constraint`` says which sentences carry a constraint (the classifier, sentence by sentence).

@@ -4,14 +4,15 @@ saying in ``Compression.method`` which one it used and why."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Union
+from collections.abc import Callable
+from typing import Any
 
 from ..core.protocols import Compressor, Topicer
 from ..core.types import Compression
 from .checks import GuardVerdict, SummaryGuard
 from .topics import KeyphraseTopicer
 
-PrimaryLike = Union[Compressor, Callable[[], Any], None]
+PrimaryLike = Compressor | Callable[[], Any] | None
 
 
 class GuardedCompressor:

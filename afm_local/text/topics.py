@@ -25,7 +25,9 @@ class KeyphraseTopicer:
                 content = tok[:1].isalnum() and tok.lower() not in STOPWORDS and (len(tok) > 2 or is_number(tok))
                 if content and len(run) < self._max_words:
                     run.append(tok)
-                    run_score += 3.0 if is_named(tok, i == 0) else 2.0 if is_number(tok) else 1.0 + min(len(tok), 10) / 10
+                    run_score += (
+                        3.0 if is_named(tok, i == 0) else 2.0 if is_number(tok) else 1.0 + min(len(tok), 10) / 10
+                    )
                     continue
                 if run:
                     phrases.append((run_score, position, run))

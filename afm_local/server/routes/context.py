@@ -19,8 +19,9 @@ STATELESS_ROUTE = "/v1/context"
 async def session_context(session_id: str, body: ContextOptions, state: AppState = Depends(app_state)) -> JSONResponse:
     session = await state.session(session_id)
     assert session.fm is not None
-    ctx, original = await state.run(pack_with_baseline, session.fm, body.query, body.budget_tokens, body.system_preamble,
-                                    body.render, body.packing)
+    ctx, original = await state.run(
+        pack_with_baseline, session.fm, body.query, body.budget_tokens, body.system_preamble, body.render, body.packing
+    )
     return JSONResponse(ctx.to_dict(), headers=state.count_context(ctx, original, SESSION_ROUTE))
 
 
