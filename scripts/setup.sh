@@ -37,5 +37,5 @@ if [ ! -f "$stamp" ]; then
 fi
 .venv/bin/afm-local models install --no-optional
 if [ "${1:-}" = dev ]; then
-  .venv/bin/afm-local models install embedder qwen2.5-coder-0.5b-instruct
+  .venv/bin/afm-local models install minilm-l6-v2 qwen2.5-coder-0.5b-instruct
 fi

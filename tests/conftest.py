@@ -59,7 +59,7 @@ def counter():
 
 @pytest.fixture(scope="session")
 def embedder():
-    if not installed("embedder"):
+    if not installed("minilm-l6-v2"):
         pytest.skip(f"MiniLM embedder not installed; run `{FIX}`")
     from afm_local.local.embedding import OnnxEmbedder
 

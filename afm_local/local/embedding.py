@@ -44,7 +44,7 @@ class EmbedderModel:
 EMBEDDERS: dict[str, EmbedderModel] = {
     # Trained on 256 word pieces; English only (Cyrillic falls apart into single letters). GuardConfig's
     # defaults are its thresholds.
-    "minilm-l6-v2": EmbedderModel("embedder", 256, {"passage": "", "query": ""}, GuardConfig()),
+    "minilm-l6-v2": EmbedderModel("minilm-l6-v2", 256, {"passage": "", "query": ""}, GuardConfig()),
     # 512 positions; about 100 languages, pruned here to Latin and Cyrillic script (docs/models.md). Its
     # cosines sit in a narrow, high band: one threshold for both languages.
     "multilingual-e5-small": EmbedderModel(
