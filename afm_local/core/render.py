@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .protocols import TokenCounter
-from .types import Fidelity, Importance
+from .types import Fidelity, Importance, Role
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,7 @@ HEADINGS = {
 class Packed:
     """One history message in the form packing chose for it."""
 
-    role: str
+    role: Role
     importance: Importance
     fidelity: Fidelity
     text: str

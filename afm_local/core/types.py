@@ -80,7 +80,7 @@ class Message:
     """
 
     index: int
-    role: str
+    role: Role
     content: str
     raw: str
     content_hash: str
@@ -109,7 +109,7 @@ class ContextItem:
     """The fate of one history message in one packed context."""
 
     index: int
-    role: str
+    role: Role
     importance: Importance
     score: float
     similarity: float
