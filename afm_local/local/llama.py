@@ -93,15 +93,7 @@ def gguf_file(model: str | Path, root: Path | None = None) -> Path:
     return check_file(root / spec.files[0].path, spec.files[0].sha256, f"run `afm-local models install {model}`")
 
 
-def load_llama(
-    path: Path,
-    *,
-    n_ctx: int = 2048,
-    threads: int = 1,
-    vocab_only: bool = False,
-    n_batch: int = 512,
-    verbose: bool = False,
-) -> Any:
+def load_llama(path: Path, *, n_ctx: int = 2048, threads: int = 1, vocab_only: bool = False, n_batch: int = 512) -> Any:
     """The one place a ``llama_cpp.Llama`` is built: threads pinned for prompt and generation alike
     (llama-cpp-python would otherwise use every core for the prompt), seed 0, quiet."""
     path = gguf_file(Path(path))
@@ -110,7 +102,7 @@ def load_llama(
     except ImportError as exc:  # the optional [llm] extra
         raise ModelError(LLAMA_BUILD_HINT) from exc
     if vocab_only:
-        return Llama(model_path=str(path), vocab_only=True, verbose=verbose)
+        return Llama(model_path=str(path), vocab_only=True, verbose=False)
     return Llama(
         model_path=str(path),
         n_ctx=n_ctx,
@@ -118,7 +110,7 @@ def load_llama(
         n_threads_batch=threads,
         seed=0,
         n_batch=n_batch,
-        verbose=verbose,
+        verbose=False,
     )
 
 
@@ -135,7 +127,6 @@ class LlamaCppCompressor:
         max_tokens: int = 192,
         grammar: bool = True,
         prompt_cache_mb: int = 256,
-        verbose: bool = False,
     ) -> None:
         path = Path(model_path).expanduser()
         self.path = path
@@ -146,7 +137,7 @@ class LlamaCppCompressor:
         self._lock = threading.Lock()
         # A small batch keeps the logits buffer small: llama-cpp-python copies all of it (n_batch x vocabulary
         # floats, 78 MB for Qwen2.5 at 128, 311 MB at the default 512) into every prompt-cache entry.
-        self._llm = load_llama(path, n_ctx=n_ctx, threads=threads, n_batch=128, verbose=verbose)
+        self._llm = load_llama(path, n_ctx=n_ctx, threads=threads, n_batch=128)
         if prompt_cache_mb:
             # Keeps the evaluated state of earlier prompts, so the fixed instruction and example
             # prefix of compress() and of topic() is evaluated once each, even when calls alternate.

@@ -15,6 +15,7 @@ from typing import Callable
 
 import httpx
 
+from scripts.pgcluster import log_tail
 from tests import THREAD_ENV
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,10 +64,7 @@ class ServerProcess:
         raise RuntimeError(f"server did not become healthy in {timeout} s:\n{self.log()}")
 
     def log(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-6000:]
-        except OSError:
-            return ""
+        return log_tail(self.log_path, 6000)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
