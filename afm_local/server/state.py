@@ -30,7 +30,7 @@ from ..core.config import Packing, Render
 from ..core.errors import UnknownSession
 from ..core.protocols import Components
 from ..core.turns import Turn
-from ..core.types import Context, Message
+from ..core.types import FIDELITIES, Context, Message
 from ..engine import ArtifactCache, FocusManager
 from ..engine.ingest import Ingestor, Row
 from .answerer import BuiltinModel
@@ -198,7 +198,7 @@ def afm_headers(ctx: Context, original_tokens: int) -> dict[str, str]:
         "X-AFM-Tokens-Used": str(ctx.tokens_used),
         "X-AFM-Tokens-Saved": str(max(0, original_tokens - ctx.tokens_used)),
         "X-AFM-Budget": str(ctx.budget_tokens),
-        "X-AFM-Fidelity": ",".join(f"{k}={counts.get(k, 0)}" for k in ("full", "compressed", "placeholder", "dropped")),
+        "X-AFM-Fidelity": ",".join(f"{f.value}={counts.get(f.value, 0)}" for f in FIDELITIES),
     }
 
 
