@@ -1,28 +1,20 @@
 """afm-local: Adaptive Focus Memory for long LLM conversations, on-device.
 
 The facade: ``FocusManager`` rebuilds a chat history to fit a token budget so that binding
-constraints survive; ``AFMConfig`` holds every coefficient; ``local_components()`` builds the
-on-device models. The layers below (``core`` → ``text`` → ``local`` / ``engine`` → ``server``) are
-described in README.md.
+constraints survive; ``AFMConfig`` holds every coefficient; ``local_manager()`` is a manager over the
+on-device models (built once, shared), ``local_components()`` builds them afresh. The layers below
+(``core`` → ``text`` → ``local`` / ``engine`` → ``server``) are described in README.md.
 """
 
+from ._version import __version__
 from .core.config import AFMConfig
 from .core.errors import AFMError, BudgetTooSmall, InvalidInput, ModelError, StoreError
 from .core.protocols import Components
+from .core.turns import Turn
 from .core.types import Context, ContextItem, Fidelity, Importance, Message
-from .engine import ArtifactCache, FocusManager, set_default_components
+from .defaults import local_manager
+from .engine import ArtifactCache, FocusManager
 from .local import local_components
-
-__version__ = "0.1.0"
-
-
-def _default_components(config: AFMConfig) -> Components:
-    """What ``FocusManager()`` loads when given no components: the local stack, with the background model
-    that ``config.compressor_model`` names (none by default)."""
-    return local_components(config, abstractive=True)
-
-
-set_default_components(_default_components)
 
 __all__ = [
     "AFMConfig",
@@ -39,5 +31,8 @@ __all__ = [
     "Message",
     "ModelError",
     "StoreError",
+    "Turn",
+    "__version__",
     "local_components",
+    "local_manager",
 ]

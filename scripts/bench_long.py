@@ -41,8 +41,7 @@ from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, lo
 from afm_local.core.baselines import naive_replay, top_k_similarity
 from afm_local.core.protocols import Components
 from scripts.common import OUT_DIR
-from scripts.corpora import Turn, dialogues
-from scripts.sample_labelling import split_of
+from scripts.corpora import Turn, dialogues, split_of
 
 PREAMBLE = "You are a helpful personal assistant with a long memory of our chats."
 ACK = "Noted, I'll keep that in mind."
@@ -158,7 +157,7 @@ def run_strategy(name: str, fm: FocusManager, conv: Conversation, probe: Probe, 
         else:
             ctx = top_k_similarity(msgs, probe.question, budget, counter=comps.counter, preamble=PREAMBLE,
                                    similarity=fm.similarity(probe.question))
-        form, sent, used, ms = ctx.forms.get(i, "dropped"), ctx.messages, ctx.tokens_used, None
+        form, sent, used, ms = ctx.fidelities.get(i, "dropped"), ctx.messages, ctx.tokens_used, None
     else:
         try:
             t = time.perf_counter()

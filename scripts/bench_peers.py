@@ -40,16 +40,17 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
+from afm_local import AFMConfig, FocusManager, local_components
+from afm_local.core.accounting import message_cost, sent_cost
+from afm_local.local import token_counter
+from scripts.common import OUT_DIR, ROOT
+
+# Every system runs in a child started with these (``spawn``): one thread per library, set before numpy,
+# onnxruntime or tokenizers load there. This parent process only starts children and reports.
 THREAD_ENV = {
     "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "RAYON_NUM_THREADS": "1",
     "TOKENIZERS_PARALLELISM": "false", "AFM_THREADS": "1",
 }
-for _name, _value in THREAD_ENV.items():  # before numpy, onnxruntime or tokenizers load in this process
-    os.environ.setdefault(_name, _value)
-
-from afm_local import AFMConfig, FocusManager, local_components  # noqa: E402
-from afm_local.local import token_counter  # noqa: E402
-from scripts.common import OUT_DIR, ROOT  # noqa: E402
 
 Chat = list[dict[str, str]]
 SYSTEMS = ("afm-local", "langchain", "llamaindex")
@@ -207,7 +208,7 @@ class LangChainTrim:
 
     def count(self, messages: list[Any]) -> int:
         """Tokens of a list of messages, as afm-local counts them (content + per-message overhead)."""
-        return sum(self.counter.count(m.content) + CONFIG.per_message_overhead for m in messages)
+        return sum(message_cost(self.counter, m.content, CONFIG) for m in messages)
 
 
 class LlamaIndexMemory:
@@ -249,7 +250,7 @@ def load(system: str) -> tuple[Callable[[int], Peer], Any]:
 
 def tokens_sent(counter: Any, sent: Chat) -> int:
     """Everything a chat API would bill for ``sent``, counted the way afm-local counts its budget."""
-    return sum(counter.count(m["content"]) + CONFIG.per_message_overhead for m in sent) + CONFIG.reply_overhead
+    return sent_cost(counter, sent, CONFIG)
 
 
 def contains(sent: Chat, text: str) -> bool:

@@ -30,7 +30,7 @@ from typing import Sequence
 from scripts.common import OUT_DIR, load_scenarios, constraints_verbatim, write_headline
 from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components
 from afm_local.core.baselines import naive_replay, recency_compression, stateless
-from afm_local.local.components import Components
+from afm_local import Components
 from afm_local.core.types import Classification, Importance, Utterance
 
 

@@ -1,6 +1,7 @@
 """What the benchmark and training scripts share: repository paths, JSONL, classification metrics,
 the scenario set and its constraint check, the headline report. Scripts run as modules from the
-repository root (``python -m scripts.bench_speed``), so they import this module, never each other.
+repository root (``python -m scripts.bench_speed``); they import the shared modules (this one,
+``corpora.py`` for the third-party dialogues, ``pgcluster.py``), never each other.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from afm_local.core.types import IMPORTANCE_NAMES
+
 ROOT = Path(__file__).resolve().parents[1]
 SCEN_DIR = ROOT / "data" / "scenarios"
 OUT_DIR = ROOT / "docs" / "benchmarks"
-LABELS = ["CRITICAL", "RELEVANT", "TRIVIAL"]
 PAPER = {  # the AFM paper's reported figures (allergy trip, 30 runs each, gpt-4o-mini)
     "afm": "25/30 (83%)", "stateless": "0/30", "naive_replay": "0/30", "recency_compression": "0/30",
     "no_classifier": "0%", "no_placeholders": "70%", "no_compression": "80%", "tax": "100% (all strategies)",
@@ -31,22 +33,22 @@ def load_jsonl(path: Path, limit: int | None = None) -> list[dict]:
 
 def metrics(y_true: list[str], y_pred: list[str]) -> dict:
     n = len(y_true)
-    conf = {t: {p: 0 for p in LABELS} for t in LABELS}
+    conf = {t: {p: 0 for p in IMPORTANCE_NAMES} for t in IMPORTANCE_NAMES}
     for t, p in zip(y_true, y_pred):
         conf[t][p] += 1
     per = {}
     f1s = []
-    for lab in LABELS:
+    for lab in IMPORTANCE_NAMES:
         tp = conf[lab][lab]
-        fp = sum(conf[t][lab] for t in LABELS if t != lab)
-        fn = sum(conf[lab][p] for p in LABELS if p != lab)
+        fp = sum(conf[t][lab] for t in IMPORTANCE_NAMES if t != lab)
+        fn = sum(conf[lab][p] for p in IMPORTANCE_NAMES if p != lab)
         prec = tp / (tp + fp) if tp + fp else 0.0
         rec = tp / (tp + fn) if tp + fn else 0.0
         f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
         per[lab] = {"precision": prec, "recall": rec, "f1": f1, "support": tp + fn}
         if tp + fn:
             f1s.append(f1)
-    acc = sum(conf[lab][lab] for lab in LABELS) / n if n else 0.0
+    acc = sum(conf[lab][lab] for lab in IMPORTANCE_NAMES) / n if n else 0.0
     return {"n": n, "accuracy": acc, "macro_f1": float(np.mean(f1s)) if f1s else 0.0, "per_class": per,
             "confusion": conf}
 

@@ -9,6 +9,7 @@ wrote. They are never copied into this repository: scripts read them from where 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -48,6 +49,30 @@ class Turn:
     @property
     def id(self) -> str:
         return f"{self.corpus}|{self.dialogue_id}|{self.turn}"
+
+
+# The dialogue split every script agrees on (labelling, training, the long-conversation benchmark).
+SPLITS = (("test", 0.35), ("dev", 0.20), ("train", 0.45))
+
+
+def family(corpus: str) -> str:
+    """Both MultiWOZ files (English and its Russian translation) are one family of dialogues."""
+    return "multiwoz" if corpus.startswith("multiwoz22") else corpus
+
+
+def unit(key: str) -> float:
+    """A number in [0, 1) fixed by ``key``: a seeded draw that needs no state."""
+    return int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) / 16**12
+
+
+def split_of(corpus: str, dialogue_id: str) -> str:
+    """The split of a dialogue: a hash of its family and id, so both MultiWOZ files agree."""
+    u, edge = unit(f"split|{family(corpus)}|{dialogue_id}"), 0.0
+    for name, share in SPLITS:
+        edge += share
+        if u < edge:
+            return name
+    return SPLITS[-1][0]
 
 
 def corpora_dir() -> Path:

@@ -23,7 +23,7 @@ import shutil
 from pathlib import Path
 
 from afm_local.local.tokens import TiktokenCounter
-from afm_local.text.compression import ExtractiveCompressor
+from afm_local.text.extractive import ExtractiveCompressor
 from scripts.common import ROOT, CachedModel, form_sha, judged_figures, load_jsonl
 from scripts.corpora import turn
 
@@ -43,7 +43,8 @@ def forms(model: str | None, cache: Path | None) -> list[dict]:
     guarded = None
     if model:
         from afm_local.local.embedding import OnnxEmbedder
-        from afm_local.text.guard import GuardedCompressor, SummaryGuard
+        from afm_local.text.checks import SummaryGuard
+        from afm_local.text.guarded import GuardedCompressor
 
         guard = SummaryGuard(OnnxEmbedder(threads=1), counter)
         guarded = GuardedCompressor(CachedModel(model, 1, cache), extractive, guard)

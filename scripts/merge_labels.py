@@ -17,7 +17,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from scripts.common import LABELS, ROOT, load_jsonl
+from afm_local.core.types import IMPORTANCE_NAMES
+from scripts.common import ROOT, load_jsonl
 
 REAL = ROOT / "data" / "real"
 
@@ -35,7 +36,7 @@ def kappa(a: list[str], b: list[str]) -> float:
     n = len(a)
     observed = sum(x == y for x, y in zip(a, b)) / n
     ca, cb = Counter(a), Counter(b)
-    expected = sum(ca[k] * cb[k] for k in LABELS) / n**2
+    expected = sum(ca[k] * cb[k] for k in IMPORTANCE_NAMES) / n**2
     return (observed - expected) / (1 - expected) if expected < 1 else 1.0
 
 

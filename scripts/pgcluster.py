@@ -40,6 +40,14 @@ STALE_PREFIX = "afm-pg-"
 START_ATTEMPTS = 5
 
 
+def log_tail(path: Path, chars: int) -> str:
+    """The last ``chars`` characters of a log file, or "" when it cannot be read (also for the tests' servers)."""
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
 class ClusterError(RuntimeError):
     """PostgreSQL is not installed, or the cluster could not be created, started or stopped."""
 
@@ -175,10 +183,7 @@ class PgCluster:
             raise ClusterError(f"pg_ctl start failed: {(done.stderr or done.stdout).strip()[-400:]}\n{self._log_tail()}")
 
     def _log_tail(self) -> str:
-        try:
-            return self.log.read_text(errors="replace")[-1500:]
-        except OSError:
-            return ""
+        return log_tail(self.log, 1500)
 
     def postmaster_pid(self) -> int | None:
         """The pid in ``postmaster.pid`` when that process is alive and serves this data folder."""

@@ -17,13 +17,12 @@ split and token count, never the text (the corpora stay in ``../shared/corpora``
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 
 from afm_local.local.tokens import TiktokenCounter
 from scripts.common import ROOT
-from scripts.corpora import Turn, dialogues
+from scripts.corpora import Turn, dialogues, family, unit
 
 REAL = ROOT / "data" / "compression" / "real_messages.jsonl"
 QUOTAS = {  # messages per corpus: 150 English, 50 Russian
@@ -33,14 +32,6 @@ QUOTAS = {  # messages per corpus: 150 English, 50 Russian
 }
 MIN_TOKENS, MAX_TOKENS = 25, 320
 DEV_SHARE = 0.3
-
-
-def _unit(key: str) -> float:
-    return int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) / 16**12
-
-
-def _family(corpus: str) -> str:
-    return "multiwoz" if corpus.startswith("multiwoz22") else corpus
 
 
 def draw(corpus: str, quota: int, seed: int, counter: TiktokenCounter, taken: set[str]) -> list[Turn]:
@@ -56,7 +47,7 @@ def draw(corpus: str, quota: int, seed: int, counter: TiktokenCounter, taken: se
     for dialogue_id in ids:
         if len(out) == quota:
             break
-        key = f"{_family(corpus)}|{dialogue_id}"
+        key = f"{family(corpus)}|{dialogue_id}"
         if key in taken:
             continue
         long = [t for t in dialogues(corpus)[dialogue_id] if MIN_TOKENS <= counter.count(t.text) <= MAX_TOKENS]
@@ -70,7 +61,7 @@ def draw(corpus: str, quota: int, seed: int, counter: TiktokenCounter, taken: se
         taken.add(key)
     for t in spare[: quota - len(out)]:
         out.append(t)
-        taken.add(f"{_family(corpus)}|{t.dialogue_id}")
+        taken.add(f"{family(corpus)}|{t.dialogue_id}")
     return out
 
 
@@ -83,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for corpus, quota in QUOTAS.items():
         turns = draw(corpus, quota, args.seed, counter, taken)
-        order = sorted(turns, key=lambda t: _unit(f"{args.seed}|split|{_family(corpus)}|{t.dialogue_id}"))
+        order = sorted(turns, key=lambda t: unit(f"{args.seed}|split|{family(corpus)}|{t.dialogue_id}"))
         dev = {t.id for t in order[: round(DEV_SHARE * len(turns))]}
         rows += [{"id": t.id, "corpus": t.corpus, "role": t.role, "lang": t.lang,
                   "split": "dev" if t.id in dev else "test", "tokens": counter.count(t.text)} for t in turns]

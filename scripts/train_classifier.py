@@ -39,10 +39,10 @@ from pathlib import Path
 
 import numpy as np
 
-from afm_local.core.types import Importance, Utterance
+from afm_local.core.types import IMPORTANCE_NAMES, Importance, Utterance
 from afm_local.local.e5_build import SPLIT_LAYER, SPLIT_OUTPUT, read_q4_bin
 from afm_local.local.embedding import OnnxEmbedder
-from afm_local.local.importance import LABELS, ROLE_FEATURES, RULE_FEATURES, EncoderHeadClassifier, features
+from afm_local.local.importance import ROLE_FEATURES, RULE_FEATURES, EncoderHeadClassifier, features
 from afm_local.local.model_files import build_inputs, load_manifest, sha256_file
 from afm_local.local.paths import models_dir
 from afm_local.text.rules import hard_constraint_hits
@@ -146,7 +146,7 @@ def top_layers(layers: int):
         def __init__(self) -> None:
             super().__init__()
             self.layers = nn.ModuleList(Layer(i) for i in range(m.layers - layers, m.layers))
-            self.out = nn.Linear(h + len(ROLE_FEATURES) + len(RULE_FEATURES), len(LABELS))
+            self.out = nn.Linear(h + len(ROLE_FEATURES) + len(RULE_FEATURES), len(IMPORTANCE_NAMES))
 
         def forward(self, hidden_states: torch.Tensor, features: torch.Tensor,
                     mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -186,7 +186,7 @@ def predict(model, states: list[np.ndarray], feats: np.ndarray) -> np.ndarray:
 
     model.eval()
     lengths = [len(s) for s in states]
-    out = np.zeros((len(states), len(LABELS)))
+    out = np.zeros((len(states), len(IMPORTANCE_NAMES)))
     with torch.no_grad():
         for chunk in batches(list(range(len(states))), lengths, 64, random.Random(0)):
             out[chunk] = torch.softmax(run(model, states, feats, chunk), -1).numpy()
@@ -232,7 +232,7 @@ def train(args: argparse.Namespace, data: dict, encoder: OnnxEmbedder):
     print(f"encoder states: {len(train_rows)} + {len(dev_rows)} messages in {time.time() - t0:.0f} s", flush=True)
     model = top_layers(args.layers)
     weights = torch.tensor([args.real_weight if r.source == "real" else 1.0 for r in train_rows])
-    targets = torch.tensor([LABELS.index(r.label) for r in train_rows])
+    targets = torch.tensor([IMPORTANCE_NAMES.index(r.label) for r in train_rows])
     steps = args.epochs * math.ceil(len(train_rows) / args.batch)
     opt = torch.optim.AdamW([{"params": model.layers.parameters(), "lr": args.lr},
                              {"params": model.out.parameters(), "lr": args.head_lr}], weight_decay=0.01)
@@ -366,7 +366,7 @@ def train_and_export(args: argparse.Namespace, data: dict, encoder: OnnxEmbedder
     for old in MODEL_DIR.iterdir():
         old.unlink()
     export(model, MODEL_DIR / "head.onnx")
-    config = {"labels": list(LABELS), "encoder": {"name": encoder.name, "split_output": SPLIT_OUTPUT},
+    config = {"labels": list(IMPORTANCE_NAMES), "encoder": {"name": encoder.name, "split_output": SPLIT_OUTPUT},
               "features": {"roles": list(ROLE_FEATURES), "rules": list(RULE_FEATURES)},
               "decision": {"critical_threshold": threshold,
                            "doc": "CRITICAL if p(CRITICAL) >= threshold, else the likelier of RELEVANT and TRIVIAL"},
@@ -379,13 +379,13 @@ def train_and_export(args: argparse.Namespace, data: dict, encoder: OnnxEmbedder
 
 
 def write_model(config: dict, card: dict) -> None:
-    """labels.json and model_card.json (sha256 of every file), and the manifest's pins for all three."""
+    """labels.json and model_card.json, and the manifest's pins for all three (the one pin list)."""
     import onnxruntime
     import torch
 
     (MODEL_DIR / "labels.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    files = {name: sha256_file(MODEL_DIR / name) for name in ("head.onnx", "labels.json")}
-    card = {**card, "files_sha256": files, "size_bytes": sum((MODEL_DIR / n).stat().st_size for n in files),
+    files = ("head.onnx", "labels.json")
+    card = {**card, "size_bytes": sum((MODEL_DIR / n).stat().st_size for n in files),
             "versions": {"python": platform.python_version(), "torch": torch.__version__,
                          "onnxruntime": onnxruntime.__version__, "numpy": np.__version__}}
     (MODEL_DIR / "model_card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")

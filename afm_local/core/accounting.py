@@ -9,7 +9,7 @@ here is arithmetic over an injected ``TokenCounter``; the engine, the baselines,
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from .config import AFMConfig, Render
 from .protocols import TokenCounter
@@ -44,8 +44,9 @@ def sent_cost(counter: TokenCounter, messages: Iterable[Mapping[str, str]], conf
     return sum(message_cost(counter, m["content"], config) for m in messages) + config.reply_overhead
 
 
-def verbatim_cost(history_tokens: Iterable[int], counter: TokenCounter, query: str, preamble: str | None,
-                  config: AFMConfig) -> int:
+def verbatim_cost(
+    history_tokens: Iterable[int], counter: TokenCounter, query: str, preamble: str | None, config: AFMConfig
+) -> int:
     """What sending the whole history verbatim (chat render) would cost: the "tokens saved" baseline."""
     total = sum(t + config.per_message_overhead for t in history_tokens)
     return total + fixed_cost(counter, query, preamble, "chat", "en", config)

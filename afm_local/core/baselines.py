@@ -9,7 +9,7 @@ cost, counted with the engine's token counter and the per-message and reply over
 * ``naive_replay``: the newest history messages, verbatim, while they fit. What most chat
   front-ends do when a conversation outgrows the window; an early constraint falls out first.
 * ``recency_compression``: the newest ``k`` messages verbatim and older ones in the engine's
-  extractive compressed form, added newest-first while they fit. A stronger, still
+  extractive compressed text, added newest-first while they fit. A stronger, still
   importance-blind baseline: it keeps more turns, but the constraint is old and compressed (or
   cut) like any other message.
 
@@ -19,8 +19,8 @@ always sent, even if they alone exceed the budget; ``tokens_used`` then reports 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -31,13 +31,13 @@ from .protocols import Compressor, TokenCounter
 
 @dataclass(slots=True)
 class BaselineContext:
-    """What a baseline sends: the messages, their token cost and which history messages went in which form."""
+    """What a baseline sends: the messages, their token cost and which history messages went at which fidelity."""
 
     messages: list[dict[str, str]]
     tokens_used: int
     budget_tokens: int
     strategy: str
-    forms: dict[int, str] = field(default_factory=dict)  # history index -> "full" | "compressed"
+    fidelities: dict[int, str] = field(default_factory=dict)  # history index -> "full" | "compressed"
 
 
 def _frame(
@@ -124,11 +124,11 @@ def recency_compression(
         elif not options:
             options.append(("full", text))  # compression saves nothing: send it whole
         placed = False
-        for form, body in options:
+        for fidelity, body in options:
             c = message_cost(counter, body, config)
             if used + c <= budget_tokens:
                 used += c
-                chosen.append((i, form, body))
+                chosen.append((i, fidelity, body))
                 placed = True
                 break
         if not placed:
@@ -136,7 +136,11 @@ def recency_compression(
     chosen.reverse()
     body_msgs = [{"role": history[i]["role"], "content": body} for i, _, body in chosen]
     return BaselineContext(
-        head + body_msgs + [tail], used, budget_tokens, "recency_compression", {i: form for i, form, _ in chosen}
+        head + body_msgs + [tail],
+        used,
+        budget_tokens,
+        "recency_compression",
+        {i: fidelity for i, fidelity, _ in chosen},
     )
 
 
@@ -167,6 +171,3 @@ def top_k_similarity(
     chosen.sort()
     body = [{"role": history[i]["role"], "content": history[i]["content"]} for i in chosen]
     return BaselineContext(head + body + [tail], used, budget_tokens, "top_k_similarity", {i: "full" for i in chosen})
-
-
-BASELINES = {"stateless": stateless, "naive_replay": naive_replay, "recency_compression": recency_compression}

@@ -8,9 +8,11 @@ exact behaviour, kept for comparison. Why each default is what it is: docs/confi
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .errors import InvalidInput
 
 Packing = Literal["afm", "paper"]
 Render = Literal["chat", "structured"]
@@ -18,6 +20,16 @@ Fill = Literal["chronological", "score"]
 Overflow = Literal["degrade", "raise"]
 Spend = Literal["budget", "intended"]
 EmbedderName = Literal["minilm-l6-v2", "multilingual-e5-small"]  # afm_local.local.embedding.EMBEDDERS
+
+
+def check_budget(value: object, maximum: int | None = None, name: str = "budget_tokens") -> int:
+    """The one check of a token budget: a positive integer (not a bool, a float or a string), at most
+    ``maximum`` when there is one (the server's limit). ``InvalidInput`` names the rule."""
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise InvalidInput(f"{name} must be a positive integer, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise InvalidInput(f"{name} must be at most {maximum:,}, got {value:,}")
+    return value
 
 
 class AFMConfig(BaseModel):
@@ -61,9 +73,9 @@ class AFMConfig(BaseModel):
 
     reserve_placeholders: bool = Field(
         False,
-        description="afm packing: reserve a placeholder for every message before any message gets a better form (the "
-        "original floor, which on a long chat spends the budget on stubs); False: placeholders are given in fill order, "
-        "after the better-scored messages' intended forms.",
+        description="afm packing: reserve a placeholder for every message before any message gets a better fidelity "
+        "(the paper's reservation, which on a long chat spends the budget on stubs); False: placeholders are given in "
+        "fill order, after the better-scored messages' intended fidelities.",
     )
 
     # Packing
@@ -71,8 +83,9 @@ class AFMConfig(BaseModel):
         "afm", description="afm: constraints reserved first, then the rest; paper: the paper's greedy pass."
     )
     fill: Fill = Field(
-        "score", description="How the budget is shared after the constraints: best score first, or oldest to newest "
-        "as the paper."
+        "score",
+        description="How the budget is shared after the constraints: best score first, or oldest to newest "
+        "as the paper.",
     )
     render: Render = Field("chat", description="chat: the mixed-fidelity history; structured: one memory message.")
     spend: Spend = Field(
@@ -122,8 +135,8 @@ class AFMConfig(BaseModel):
         None,
         description="Background GGUF model (manifest name or .gguf path, e.g. qwen2.5-coder-0.5b-instruct) that names "
         "placeholder topics and, with abstractive_summaries, proposes compressed forms; None (the default: the pinned "
-        "0.5B model's summaries pass the guard too rarely to earn 491 MB and a thread): extractive forms and key-phrase "
-        "topics only.",
+        "0.5B model's summaries pass the guard too rarely to earn 491 MB and a thread): extractive forms and "
+        "key-phrase topics only.",
     )
     abstractive_summaries: bool = Field(
         False, description="Let the background model propose compressed forms too (each checked by the guard)."
@@ -134,17 +147,31 @@ class AFMConfig(BaseModel):
     reply_overhead: int = Field(3, ge=0, description="Tokens that prime the reply.")
 
     @model_validator(mode="after")
-    def _thresholds_ordered(self) -> "AFMConfig":
+    def _thresholds_ordered(self) -> AFMConfig:
         if self.compressed_threshold > self.full_threshold:
             raise ValueError("compressed_threshold must not exceed full_threshold")
         return self
 
     @classmethod
-    def paper(cls, **overrides: Any) -> "AFMConfig":
+    def paper(cls, **overrides: Any) -> AFMConfig:
         """The AFM paper exactly: its scoring (no similarity floor), every placeholder kept, the greedy
         chronological pass, intended forms only, and ``BudgetTooSmall`` when constraints overflow."""
         base: dict[str, Any] = dict(
-            similarity_floor=None, max_placeholders=None, packing="paper", fill="chronological",
-            spend="intended", overflow="raise", critical_share=None, reserve_placeholders=True,
+            similarity_floor=None,
+            max_placeholders=None,
+            packing="paper",
+            fill="chronological",
+            spend="intended",
+            overflow="raise",
+            critical_share=None,
+            reserve_placeholders=True,
         )
         return cls(**{**base, **overrides})
+
+
+# What one build_context call may choose for itself (else the config's value), and the allowed values: the
+# config's own Literals, so the engine, the command line and the server schemas spell them once.
+CALL_OPTIONS: dict[str, tuple[str, ...]] = {
+    name: get_args(AFMConfig.model_fields[name].annotation)
+    for name in ("render", "packing", "fill", "spend", "overflow")
+}

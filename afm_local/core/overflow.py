@@ -1,15 +1,15 @@
 """What to do when the CRITICAL messages at Full do not fit the budget (``AFMConfig.overflow``).
 
 A classifier makes mistakes, and in a long chat every false CRITICAL reserved at Full raises the
-floor until the budget cannot hold it. Refusing the whole context then loses everything, the true
-constraints included. Under ``overflow="degrade"`` the floor is lowered in three steps, each taken
-only as far as needed and each recorded per message:
+reserved cost until the budget cannot hold it. Refusing the whole context then loses everything, the
+true constraints included. Under ``overflow="degrade"`` the reservation is lowered in three steps,
+each taken only as far as needed and each recorded per message:
 
 1. **consolidate**: a constraint restated later (cosine of the two messages at least
    ``consolidate_similarity``; found once, at ingest: ``restatements``) is sent once: the newest
    wording Full, the older as a reference line;
 2. **constraint sentences**: a long CRITICAL message is sent as the sentences that carry its
-   constraint, verbatim, with the rest compressed (its ``constraints`` form, made at ingest);
+   constraint, verbatim, with the rest compressed (its ``constraints`` text, made at ingest);
 3. **demote**: the least certain model-labelled CRITICALs (lowest classifier probability, older
    first) are scored as RELEVANT.
 
@@ -17,7 +17,7 @@ Messages CRITICAL by the user's word (a tag, or an explicit importance) are pinn
 Only when the pinned messages alone cannot fit is ``BudgetTooSmall`` raised, naming the minimum.
 Spare budget later restores degraded constraints first (``core.packing``), so a step that turned out
 unnecessary after all costs nothing. Everything is array arithmetic: a turn's cost does not grow
-with the number of constraints beyond a few vector operations; the caller renders the forms.
+with the number of constraints beyond a few vector operations; the caller renders the texts.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .packing import NO_FORM
+from .packing import NEVER_FITS
 from .types import COMPRESSED, FULL, PLACEHOLDER
 
 
@@ -36,20 +36,20 @@ class Constraints:
 
     pinned: np.ndarray  # bool, CRITICAL by the user's word
     confidence: np.ndarray  # float, the classifier's probability of CRITICAL (1.0 where pinned)
-    constraint_cost: np.ndarray  # int64, cost of the constraint-sentences form, NO_FORM where none
+    constraint_cost: np.ndarray  # int64, cost of the constraint sentences, NEVER_FITS where none
     reference_cost: np.ndarray  # int64, cost of a one-line reference to a later restatement
     restated_by: np.ndarray  # int64, the newest later CRITICAL message that restates this one, or -1
 
 
 @dataclass(frozen=True, slots=True)
 class Degraded:
-    """The overflow decisions, as arrays: who is still reserved, in which floor form, at which costs."""
+    """The overflow decisions, as arrays: who is still reserved, at which lowest fidelity, at which costs."""
 
     reserved: np.ndarray  # bool
-    floor: np.ndarray  # int8 form codes
+    lowest: np.ndarray  # int8 fidelity codes
     costs: np.ndarray  # int64 (n, 3)
     referenced: np.ndarray  # int64: the restatement an older wording points to, or -1
-    constraint_form: np.ndarray  # bool: its compressed form is the constraint-sentences form
+    constraint_sentences: np.ndarray  # bool: its Compressed text is its constraint sentences
     demoted: np.ndarray  # bool: now scored as RELEVANT
     confidence: np.ndarray  # float, for the reasons
 
@@ -59,7 +59,7 @@ class Degraded:
             return f"demoted: least certain CRITICAL (p={self.confidence[i]:.2f}) to fit the budget"
         if self.referenced[i] >= 0:
             return f"critical, restated in turn {self.referenced[i] + 1}: sent once, as a reference"
-        if self.constraint_form[i]:
+        if self.constraint_sentences[i]:
             return "critical: its constraint sentences verbatim, the rest compressed"
         return ""
 
@@ -73,69 +73,73 @@ def restatements(vectors: np.ndarray, critical: np.ndarray, threshold: float) ->
 
 
 def pinned_minimum(reserved: np.ndarray, costs: np.ndarray, pinned: np.ndarray) -> int:
-    """Tokens the pinned constraints need at Full: the one floor overflow never lowers."""
+    """Tokens the pinned constraints need at Full: the one reservation overflow never lowers."""
     return int(costs[reserved & pinned, FULL].sum())
 
 
 def degrade(reserved: np.ndarray, costs: np.ndarray, c: Constraints, available: int) -> Degraded:
-    """Lower the reserved floor (``reserved`` at Full, ``costs`` per form) until it fits ``available``.
+    """Lower the reservation (``reserved`` at Full, ``costs`` per fidelity) until it fits ``available``.
 
-    The caller checks ``pinned_minimum`` first; here the floor always ends at or below ``available``.
+    The caller checks ``pinned_minimum`` first; here the reserved cost always ends at or below ``available``.
     """
     original = costs
     reserved, costs = reserved.copy(), costs.copy()
     n = len(reserved)
-    floor = np.full(n, FULL, dtype=np.int8)
+    lowest = np.full(n, FULL, dtype=np.int8)
     referenced = np.full(n, -1, dtype=np.int64)
     demoted = np.zeros(n, dtype=bool)
     target = np.where(c.restated_by >= 0, c.restated_by, 0)
     older = reserved & ~c.pinned & (c.restated_by >= 0) & reserved[target]
     referenced[older] = c.restated_by[older]
     costs[older, PLACEHOLDER] = np.minimum(c.reference_cost[older], costs[older, FULL])
-    costs[older, COMPRESSED] = NO_FORM  # a paraphrase of a constraint is never sent
-    floor[older] = PLACEHOLDER
-    excess = _floor_cost(reserved, costs, floor) - available
-    constraint_form = np.zeros(n, dtype=bool)
+    costs[older, COMPRESSED] = NEVER_FITS  # a paraphrase of a constraint is never sent
+    lowest[older] = PLACEHOLDER
+    excess = _reserved_cost(reserved, costs, lowest) - available
+    constraint_sentences = np.zeros(n, dtype=bool)
     if excess > 0:
-        excess = _constraint_forms(reserved, costs, floor, c, excess, constraint_form)
+        excess = _use_constraint_sentences(reserved, costs, lowest, c, excess, constraint_sentences)
     while excess > 0:  # a demoted restatement takes its references back to Full, hence the loop
-        step = _demote(reserved, costs, floor, c, excess)
+        step = _demote(reserved, costs, lowest, c, excess)
         if not len(step):
             break  # only pinned constraints are left: the caller made sure they fit
         demoted[step] = True
-        costs[step], floor[step], constraint_form[step], referenced[step] = original[step], FULL, False, -1
+        costs[step], lowest[step], constraint_sentences[step], referenced[step] = original[step], FULL, False, -1
         orphans = np.flatnonzero((referenced >= 0) & ~reserved[np.maximum(referenced, 0)])
-        costs[orphans], floor[orphans], referenced[orphans] = original[orphans], FULL, -1
-        excess = _floor_cost(reserved, costs, floor) - available
-    return Degraded(reserved, floor, costs, referenced, constraint_form, demoted, c.confidence)
+        costs[orphans], lowest[orphans], referenced[orphans] = original[orphans], FULL, -1
+        excess = _reserved_cost(reserved, costs, lowest) - available
+    return Degraded(reserved, lowest, costs, referenced, constraint_sentences, demoted, c.confidence)
 
 
-def _floor_cost(reserved: np.ndarray, costs: np.ndarray, floor: np.ndarray) -> int:
+def _reserved_cost(reserved: np.ndarray, costs: np.ndarray, lowest: np.ndarray) -> int:
     rows = np.flatnonzero(reserved)
-    return int(costs[rows, floor[rows]].sum())
+    return int(costs[rows, lowest[rows]].sum())
 
 
-def _constraint_forms(reserved: np.ndarray, costs: np.ndarray, floor: np.ndarray, c: Constraints, excess: int,
-                      chosen: np.ndarray) -> int:
-    """Send the long constraints with the largest saving as their constraint sentences, until the floor fits."""
-    saving = np.where(reserved & ~c.pinned & (floor == FULL) & (c.constraint_cost < costs[:, FULL]),
-                      costs[:, FULL] - c.constraint_cost, 0)
+def _use_constraint_sentences(
+    reserved: np.ndarray, costs: np.ndarray, lowest: np.ndarray, c: Constraints, excess: int, chosen: np.ndarray
+) -> int:
+    """Send the long constraints with the largest saving as their constraint sentences, until the reservation fits."""
+    saving = np.where(
+        reserved & ~c.pinned & (lowest == FULL) & (c.constraint_cost < costs[:, FULL]),
+        costs[:, FULL] - c.constraint_cost,
+        0,
+    )
     order = np.flatnonzero(saving > 0)
     order = order[np.argsort(-saving[order], kind="stable")]
     k = int(np.searchsorted(np.cumsum(saving[order]), excess, side="left")) + 1
     take = order[:k]
     costs[take, COMPRESSED] = c.constraint_cost[take]
-    costs[take, PLACEHOLDER] = NO_FORM
-    floor[take] = COMPRESSED
+    costs[take, PLACEHOLDER] = NEVER_FITS
+    lowest[take] = COMPRESSED
     chosen[take] = True
     return excess - int(saving[take].sum())
 
 
-def _demote(reserved: np.ndarray, costs: np.ndarray, floor: np.ndarray, c: Constraints, excess: int) -> np.ndarray:
-    """Unreserve the least certain unpinned CRITICALs (older first on ties) until the floor fits."""
+def _demote(reserved: np.ndarray, costs: np.ndarray, lowest: np.ndarray, c: Constraints, excess: int) -> np.ndarray:
+    """Unreserve the least certain unpinned CRITICALs (older first on ties) until the reservation fits."""
     candidates = np.flatnonzero(reserved & ~c.pinned)
     candidates = candidates[np.lexsort((candidates, c.confidence[candidates]))]
-    freed = np.cumsum(costs[candidates, floor[candidates]])
+    freed = np.cumsum(costs[candidates, lowest[candidates]])
     k = int(np.searchsorted(freed, excess, side="left")) + 1
     demoted = np.sort(candidates[:k])
     reserved[demoted] = False

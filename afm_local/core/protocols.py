@@ -6,8 +6,9 @@ real implementation: the ONNX embedder, a GGUF compressor, a rule-only classifie
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, Sequence, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 

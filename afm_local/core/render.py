@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .types import Fidelity, Importance
+from .protocols import TokenCounter
+from .types import Fidelity, Importance, Role
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,15 +48,36 @@ HEADINGS = {
 class Packed:
     """One history message in the form packing chose for it."""
 
-    role: str
+    role: Role
     importance: Importance
     fidelity: Fidelity
     text: str
 
 
+def turn_line(index: int, role: str, label: str = "") -> str:
+    """``[Turn N · role: label]``: how a message that is not sent in words is named."""
+    return f"[Turn {index + 1} · {role}: {label}]" if label else f"[Turn {index + 1} · {role}]"
+
+
 def reference_line(index: int, role: str) -> str:
     """The stub an older wording of a restated constraint becomes (the item's reason names the turn)."""
-    return f"[Turn {index + 1} · {role}: constraint, restated later]"
+    return turn_line(index, role, "constraint, restated later")
+
+
+def placeholder(index: int, role: str, topic: str, counter: TokenCounter, max_tokens: int) -> tuple[str, int]:
+    """A message's placeholder line and its tokens: ``[Turn N · role: topic]`` within ``max_tokens``, the
+    topic's key phrases (comma-separated) kept whole while they fit, then the first one word by word,
+    then no label at all."""
+    phrases = [p.strip() for p in topic.split(",") if p.strip()]
+    labels = [", ".join(phrases[:k]) for k in range(len(phrases), 0, -1)]
+    first = phrases[0].split() if phrases else []
+    labels += [" ".join(first[:k]) for k in range(len(first) - 1, 0, -1)]
+    for label in labels + [""]:
+        line = turn_line(index, role, label)
+        tokens = counter.count(line)
+        if tokens <= max_tokens:
+            return line, tokens
+    return line, tokens
 
 
 def structured_skeleton(preamble: str | None, language: str) -> str:

@@ -1,7 +1,7 @@
 """Scoring and intended fidelity, exactly as the AFM paper states them.
 
 Pure arithmetic on arrays: the manager supplies similarities and importance classes, this module
-turns them into scores and intended forms. Nothing here touches a model.
+turns them into scores and intended fidelities. Nothing here touches a model.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def score_messages(classes: np.ndarray, similarity: np.ndarray, recency: np.ndar
     """Score each message: CRITICAL is fixed, RELEVANT and TRIVIAL scale clipped similarity by recency.
 
     ``classes`` holds importance codes (``types.CRITICAL`` ...). With ``config.similarity_floor`` set,
-    a RELEVANT message whose clipped similarity reaches the floor uses ``w = 1`` instead of its decayed
+    a RELEVANT message whose clipped similarity reaches it uses ``w = 1`` instead of its decayed
     weight: in a long chat, old relevance is still relevance. TRIVIAL is unchanged.
     """
     sim = np.maximum(similarity.astype(np.float64), 0.0)
@@ -43,8 +43,8 @@ def score_messages(classes: np.ndarray, similarity: np.ndarray, recency: np.ndar
     return np.where(classes == CRITICAL, config.critical_score, scores)
 
 
-def intended_forms(scores: np.ndarray, classes: np.ndarray, config: AFMConfig) -> np.ndarray:
-    """The form each message should take if the budget allows (form codes); CRITICAL is always Full."""
-    forms = np.where(scores >= config.compressed_threshold, COMPRESSED, PLACEHOLDER)
-    forms = np.where((scores >= config.full_threshold) | (classes == CRITICAL), FULL, forms)
-    return forms.astype(np.int8)
+def intended_fidelities(scores: np.ndarray, classes: np.ndarray, config: AFMConfig) -> np.ndarray:
+    """The fidelity each message should take if the budget allows (fidelity codes); CRITICAL is always Full."""
+    fidelities = np.where(scores >= config.compressed_threshold, COMPRESSED, PLACEHOLDER)
+    fidelities = np.where((scores >= config.full_threshold) | (classes == CRITICAL), FULL, fidelities)
+    return fidelities.astype(np.int8)

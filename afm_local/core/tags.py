@@ -23,4 +23,4 @@ def parse_tag(text: str) -> tuple[Importance | None, str]:
     match = _TAG.match(text)
     if match is None:
         return None, text
-    return _TAG_LABEL[match.group(1).lower()], text[match.end():]
+    return _TAG_LABEL[match.group(1).lower()], text[match.end() :]

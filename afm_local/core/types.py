@@ -6,13 +6,14 @@ any model code.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Callable, Literal
+from typing import Literal, get_args
 
-Role = Literal["system", "user", "assistant", "tool"]
-ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+Role = Literal["system", "user", "assistant", "tool"]  # who said a message: the one list of roles
+ROLES: tuple[Role, ...] = get_args(Role)
 
 
 class Importance(str, Enum):
@@ -24,7 +25,7 @@ class Importance(str, Enum):
 
 
 class Fidelity(str, Enum):
-    """The form in which a message reaches the model; ``DROPPED`` means it did not reach it at all."""
+    """How a message reaches the model (its fidelity); ``DROPPED`` means it did not reach it at all."""
 
     FULL = "full"
     COMPRESSED = "compressed"
@@ -32,11 +33,12 @@ class Fidelity(str, Enum):
     DROPPED = "dropped"
 
 
-# The array codes of the classes and forms: scoring and packing work on int8 arrays, one row per
+# The array codes of the classes and fidelities: scoring and packing work on int8 arrays, one row per
 # message, and turn codes back into the enums only for what a caller reads.
 IMPORTANCES: tuple[Importance, ...] = (Importance.CRITICAL, Importance.RELEVANT, Importance.TRIVIAL)
+IMPORTANCE_NAMES: tuple[str, ...] = tuple(i.value for i in IMPORTANCES)  # "CRITICAL", "RELEVANT", "TRIVIAL"
 CRITICAL, RELEVANT, TRIVIAL = 0, 1, 2
-FORMS: tuple[Fidelity, ...] = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER, Fidelity.DROPPED)
+FIDELITIES: tuple[Fidelity, ...] = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER, Fidelity.DROPPED)
 FULL, COMPRESSED, PLACEHOLDER, DROPPED = 0, 1, 2, 3
 
 
@@ -63,7 +65,7 @@ class Classification:
 
 @dataclass(frozen=True, slots=True)
 class Compression:
-    """A compressed form of a message and the component that produced it (for audit and benchmarks)."""
+    """A message's compressed text and the component that produced it (for audit and benchmarks)."""
 
     text: str
     method: str  # e.g. "extractive" or "llama:<model>"
@@ -78,7 +80,7 @@ class Message:
     """
 
     index: int
-    role: str
+    role: Role
     content: str
     raw: str
     content_hash: str
@@ -107,7 +109,7 @@ class ContextItem:
     """The fate of one history message in one packed context."""
 
     index: int
-    role: str
+    role: Role
     importance: Importance
     score: float
     similarity: float

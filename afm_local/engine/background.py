@@ -16,8 +16,8 @@ from __future__ import annotations
 import atexit
 import queue
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
-from typing import Callable
 
 QUEUE_SIZE = 64
 EXIT_GRACE_S = 5.0

@@ -1,11 +1,11 @@
 """One conversation's history as columns: what ``build_context`` reads, one array row per message.
 
 Every per-message number that building a context needs (embedding, importance, the classifier's
-certainty, token counts per form, letter counts for the language rule) is written once, at ingest,
+certainty, token counts per fidelity, letter counts for the language rule) is written once, at ingest,
 into preallocated arrays that grow by doubling. A build then takes a consistent ``Snapshot`` under
 the manager's lock (slices and one list copy, no Python work per message) and runs array
 operations over it. ``Message`` records are replaced, never mutated, when the background model
-refines a form, so a snapshot's records always match its token counts.
+refines a text, so a snapshot's records always match its token counts.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.overflow import restatements
-from ..core.packing import NO_FORM
+from ..core.packing import NEVER_FITS
 from ..core.types import CRITICAL, Importance, Message, importance_code
 from ..text.facts import restates
 from ..text.lexicon import letter_counts
 
-# token columns: the three forms the packer chooses from, the constraint-sentences form, the reference line
+# token columns: the three fidelities the packer chooses from, the constraint sentences, the reference line
 TOKEN_COLUMNS = 5
 CONSTRAINTS, REFERENCE = 3, 4
 
@@ -43,7 +43,7 @@ class Snapshot:
 
 
 def token_row(m: Message) -> tuple[int, int, int, int, int]:
-    constraints = m.tokens_constraints if m.constraints else int(NO_FORM)
+    constraints = m.tokens_constraints if m.constraints else int(NEVER_FITS)
     return m.tokens_full, min(m.tokens_compressed, m.tokens_full), m.tokens_placeholder, constraints, m.tokens_reference
 
 
@@ -70,7 +70,9 @@ class History:
             self._grow(2 * n)
         if self._vectors.shape[1] != len(vector):  # the first vector fixes the dimension
             if n:
-                raise ValueError(f"embedding of dimension {len(vector)} in a history of dimension {self._vectors.shape[1]}")
+                raise ValueError(
+                    f"embedding of dimension {len(vector)} in a history of dimension {self._vectors.shape[1]}"
+                )
             self._vectors = np.zeros((len(self._classes), len(vector)), dtype=np.float32)
         self.messages.append(message)
         self._vectors[n] = vector
@@ -81,7 +83,7 @@ class History:
             self._restated_by[[i for i in similar.tolist() if restates(self.messages[i].content, message.content)]] = n
 
     def replace(self, index: int, message: Message) -> None:
-        """Swap in a refined record (a background model's form) and its token counts."""
+        """Swap in a refined record (a background model's summary or topic) and its token counts."""
         self.messages[index] = message
         self._write(index, message)
 
@@ -100,7 +102,11 @@ class History:
             return out
 
         self._vectors, self._classes, self._pinned = grown(self._vectors), grown(self._classes), grown(self._pinned)
-        self._confidence, self._tokens, self._letters = grown(self._confidence), grown(self._tokens), grown(self._letters)
+        self._confidence, self._tokens, self._letters = (
+            grown(self._confidence),
+            grown(self._tokens),
+            grown(self._letters),
+        )
         restated_by = np.full(capacity, -1, dtype=np.int64)
         restated_by[: len(self._restated_by)] = self._restated_by
         self._restated_by = restated_by
@@ -111,10 +117,15 @@ class History:
         the embeddings."""
         n = len(self.messages)
         return Snapshot(
-            list(self.messages), self._vectors[:n], self._classes[:n].copy(), self._pinned[:n].copy(),
-            self._confidence[:n].copy(), self._tokens[:n].copy(), self._letters[:n], self._restated_by[:n].copy(),
+            list(self.messages),
+            self._vectors[:n],
+            self._classes[:n].copy(),
+            self._pinned[:n].copy(),
+            self._confidence[:n].copy(),
+            self._tokens[:n].copy(),
+            self._letters[:n],
+            self._restated_by[:n].copy(),
         )
 
     def vectors(self) -> np.ndarray:
         return self._vectors[: len(self.messages)]
-

@@ -1,26 +1,31 @@
-"""Ingest: one message in, every artifact AFM needs from it out, each computed once.
+"""Ingest: one message in, every artifact AFM needs from it out, each computed once; and its later
+refinement by the background model.
 
 The cache's key scheme lives here and only here (``ArtifactKeys``): an artifact is keyed by the
-component that made it (and, for compressed forms, the ratio) and the sha256 of the text, so it is
+component that made it (and, for compressed texts, the ratio) and the sha256 of the text, so it is
 shared by every session and survives restarts when the cache has a persistent backend.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 
 from ..core.config import AFMConfig
-from ..core.errors import InvalidInput
-from ..core.protocols import Components, EmbedKind
-from ..core.render import reference_line
+from ..core.protocols import Components, EmbedKind, Topicer
+from ..core.render import placeholder, reference_line
 from ..core.tags import parse_tag
-from ..core.types import ROLES, Classification, Compression, Importance, Message, Utterance
-from ..text.compression import constraint_form
+from ..core.turns import Turn
+from ..core.types import Classification, Compression, Importance, Message, Role, Utterance
+from ..text.extractive import constraint_sentences
 from .cache import ArtifactCache, content_hash
+
+WORTH_A_SUMMARY = 2  # the background model reads messages longer than this many placeholders
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,37 +37,44 @@ class ArtifactKeys:
     query: str  # embedder, for the current query (an asymmetric model gives it another vector)
     classifier: str
     compressed: str  # extractive compressor @ ratio
-    constraints: str  # classifier + extractive compressor @ ratio: a long constraint's constraint-sentences form
+    constraints: str  # classifier + extractive compressor @ ratio: a long constraint's constraint sentences
     topic: str
     abstract_compressed: str | None  # background model @ ratio, when it proposes summaries
     abstract_topic: str | None  # background model, when it names topics
 
     @classmethod
-    def of(cls, c: Components, cfg: AFMConfig) -> "ArtifactKeys":
-        model = c.abstractive
+    def of(cls, components: Components, config: AFMConfig) -> ArtifactKeys:
+        model, ratio = components.abstractive, config.compression_ratio
         return cls(
-            counter=c.counter.name,
-            passage=c.embedder.name,
-            query=f"{c.embedder.name}+query",
-            classifier=c.classifier.name,
-            compressed=f"{c.compressor.name}@{cfg.compression_ratio}",
-            constraints=f"{c.classifier.name}+{c.compressor.name}@{cfg.compression_ratio}",
-            topic=c.topicer.name,
-            abstract_compressed=f"{model.name}@{cfg.compression_ratio}" if model and cfg.abstractive_summaries else None,
+            counter=components.counter.name,
+            passage=components.embedder.name,
+            query=f"{components.embedder.name}+query",
+            classifier=components.classifier.name,
+            compressed=f"{components.compressor.name}@{ratio}",
+            constraints=f"{components.classifier.name}+{components.compressor.name}@{ratio}",
+            topic=components.topicer.name,
+            abstract_compressed=f"{model.name}@{ratio}" if model and config.abstractive_summaries else None,
             abstract_topic=model.name if model is not None and hasattr(model, "topic") else None,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One validated input row: the tag (or explicit importance) split off the text."""
+    """A turn ready for ingest: the tag (or explicit importance) split off the text, the text hashed."""
 
-    role: str
+    role: Role
     text: str
     raw: str
     tag: Importance | None
     id: str | None
     hash: str
+
+    @classmethod
+    def of(cls, turn: Turn) -> Row:
+        """Split off a leading tag; an explicit importance overrides it."""
+        tag, text = parse_tag(turn.content)
+        importance = turn.importance if turn.importance is not None else tag
+        return cls(turn.role, text, turn.content, importance, turn.id, content_hash(text))
 
     @property
     def utterance_hash(self) -> str:
@@ -70,110 +82,166 @@ class Row:
         return content_hash(f"{self.role}\n{self.text}")
 
 
-def prepare(row: Mapping[str, object]) -> Row:
-    """Validate a row and split off its tag; an explicit ``importance`` overrides like a tag."""
-    role, content = row.get("role"), row.get("content")
-    if role not in ROLES:
-        raise InvalidInput(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
-    if not isinstance(content, str):
-        raise InvalidInput("message content must be a string")
-    tag, text = parse_tag(content)
-    override = row.get("importance")
-    if override is not None:
-        try:
-            tag = override if isinstance(override, Importance) else Importance(str(override).upper())
-        except ValueError:
-            raise InvalidInput(f"unknown importance {override!r}; expected CRITICAL, RELEVANT or TRIVIAL") from None
-    return Row(str(role), text, content, tag, str(row["id"]) if row.get("id") else None, content_hash(text))
+@dataclass(frozen=True, slots=True)
+class Derived:
+    """What ingest derives from a message's text, wherever the message stands in a history."""
+
+    verdict: Classification
+    tokens_full: int
+    compressed: Compression
+    tokens_compressed: int
+    topic: str
+    constraints: str  # a long CRITICAL message's constraint sentences verbatim, the rest compressed; or ""
+    tokens_constraints: int
 
 
 class Ingestor:
     """Turns rows into ``Message`` records and vectors through the cache; batches the model calls."""
 
     def __init__(self, components: Components, config: AFMConfig, cache: ArtifactCache) -> None:
-        self.c, self.cfg, self.cache = components, config, cache
+        self.components, self.config, self.cache = components, config, cache
         self.keys = ArtifactKeys.of(components, config)
 
     def embed(self, texts: Sequence[str], hashes: Sequence[str], kind: EmbedKind = "passage") -> list[np.ndarray]:
         """Vectors of history messages (``passage``) or of the current query (``query``), through the cache."""
-        key = self.keys.query if kind == "query" else self.keys.passage
-        found = [self.cache.get("embedding", key, h) for h in hashes]
+        key, cached = self.keys.query if kind == "query" else self.keys.passage, self.cache.embeddings
+        found = [cached.get(key, h) for h in hashes]
         todo = [i for i, v in enumerate(found) if v is None]
         if todo:
-            for i, vector in zip(todo, self.c.embedder.embed([texts[i] for i in todo], kind)):
-                self.cache.put("embedding", key, hashes[i], vector)
+            for i, vector in zip(todo, self.components.embedder.embed([texts[i] for i in todo], kind)):
+                cached.put(key, hashes[i], vector)
                 found[i] = vector
-        return found  # type: ignore[return-value]
+        return cast(list[np.ndarray], found)  # every vector is found or computed by now
 
-    def classify(self, rows: Sequence[Row]) -> list[Classification | None]:
-        """The classifier's verdict for every untagged row (``None`` for tagged ones), batched."""
-        key = self.keys.classifier
-        found = [None if r.tag is not None else self.cache.get("importance", key, r.utterance_hash) for r in rows]
-        todo = [i for i, r in enumerate(rows) if r.tag is None and found[i] is None]
-        for i, verdict in zip(todo, self.c.classifier.classify([Utterance(rows[i].text, rows[i].role) for i in todo])):
-            self.cache.put("importance", key, rows[i].utterance_hash, verdict)
+    def classify(self, rows: Sequence[Row]) -> list[Classification]:
+        """Every row's verdict: the user's tag for a tagged row, else the classifier's (batched, cached)."""
+        key, cached = self.keys.classifier, self.cache.importance
+        found = [
+            Classification(r.tag, {}, "tag") if r.tag is not None else cached.get(key, r.utterance_hash) for r in rows
+        ]
+        todo = [i for i, v in enumerate(found) if v is None]
+        utterances = [Utterance(rows[i].text, rows[i].role) for i in todo]
+        for i, verdict in zip(todo, self.components.classifier.classify(utterances)):
+            cached.put(key, rows[i].utterance_hash, verdict)
             found[i] = verdict
-        return found
+        return cast(list[Classification], found)
 
-    def message(self, index: int, row: Row, verdict: Classification | None) -> Message:
-        c, cfg, cache, keys, text = self.c, self.cfg, self.cache, self.keys, row.text
-        # A background model's result, when one was already made (and stored), wins over the instant form.
-        compressed: Compression = (
-            cache.peek("compressed", keys.abstract_compressed, row.hash) if keys.abstract_compressed else None
-        ) or cache.get_or_compute("compressed", keys.compressed, row.hash, lambda: c.compressor.compress(text, cfg.compression_ratio))
-        topic: str = (cache.peek("topic", keys.abstract_topic, row.hash) if keys.abstract_topic else None) or cache.get_or_compute(
-            "topic", keys.topic, row.hash, lambda: c.topicer.topic(text)
+    def artifacts(self, rows: Sequence[Row]) -> None:
+        """Compute (and store, when the cache has a backend) every artifact of ``rows`` that model work
+        makes, so that taking them into a history later runs no model (the server, before a row commits)."""
+        self.embed([r.text for r in rows], [r.hash for r in rows])  # leaves the states the classifier reads
+        for row, verdict in zip(rows, self.classify(rows)):
+            self.derive(row, verdict)
+
+    def derive(self, row: Row, verdict: Classification) -> Derived:
+        """The texts and token counts of a message, through the cache. A background model's result, when
+        one was already made (and stored), wins over the instant extractive one."""
+        keys, cache, text = self.keys, self.cache, row.text
+        ratio = self.config.compression_ratio
+        compressed = cache.compressed.peek(keys.abstract_compressed, row.hash) if keys.abstract_compressed else None
+        compressed = compressed or cache.compressed.get_or_compute(
+            keys.compressed, row.hash, lambda: self.components.compressor.compress(text, ratio)
         )
-        placeholder, tokens_placeholder = self.placeholder(index, row.role, topic)
-        importance = row.tag if row.tag is not None else verdict.label  # type: ignore[union-attr]
+        topic = cache.topics.peek(keys.abstract_topic, row.hash) if keys.abstract_topic else None
+        topic = topic or cache.topics.get_or_compute(keys.topic, row.hash, lambda: self.components.topicer.topic(text))
         tokens_full = self.count(text, row.hash)
         constraints = ""
-        if importance is Importance.CRITICAL and tokens_full >= cfg.constraint_min_tokens:
-            constraints = cache.get_or_compute("constraints", keys.constraints, row.utterance_hash,
-                                               lambda: self.constraint_form(text, row.role))
+        if verdict.label is Importance.CRITICAL and tokens_full >= self.config.constraint_min_tokens:
+            constraints = cache.constraints.get_or_compute(
+                keys.constraints, row.utterance_hash, lambda: self.constraint_sentences(text, row.role)
+            )
+        return Derived(
+            verdict,
+            tokens_full,
+            compressed,
+            self.count(compressed.text),
+            topic,
+            constraints,
+            self.count(constraints) if constraints else 0,
+        )
+
+    def message(self, index: int, row: Row, verdict: Classification) -> Message:
+        """The record of ``row`` as message ``index`` of a history."""
+        d = self.derive(row, verdict)
+        line, tokens_placeholder = self.placeholder(index, row.role, d.topic)
+        critical = d.verdict.label is Importance.CRITICAL
         return Message(
             index=index,
             role=row.role,
-            content=text,
+            content=row.text,
             raw=row.raw,
             content_hash=row.hash,
-            importance=importance,
-            importance_source="tag" if row.tag is not None else verdict.source,  # type: ignore[union-attr]
-            tokens_full=tokens_full,
-            compressed=compressed,
-            tokens_compressed=self.count(compressed.text),
-            topic=topic,
-            placeholder=placeholder,
+            importance=d.verdict.label,
+            importance_source=d.verdict.source,
+            tokens_full=d.tokens_full,
+            compressed=d.compressed,
+            tokens_compressed=d.tokens_compressed,
+            topic=d.topic,
+            placeholder=line,
             tokens_placeholder=tokens_placeholder,
             id=row.id or uuid.uuid4().hex,
-            importance_scores={} if row.tag is not None else dict(verdict.scores),  # type: ignore[union-attr]
-            constraints=constraints,
-            tokens_constraints=self.count(constraints) if constraints else 0,
-            tokens_reference=self.c.counter.count(reference_line(index, row.role)) if importance is Importance.CRITICAL else 0,
+            importance_scores=dict(d.verdict.scores),
+            constraints=d.constraints,
+            tokens_constraints=d.tokens_constraints,
+            tokens_reference=self.components.counter.count(reference_line(index, row.role)) if critical else 0,
         )
 
-    def constraint_form(self, text: str, role: str) -> str:
-        """The sentences the classifier calls CRITICAL verbatim, the rest compressed (``text.compression``)."""
+    def constraint_sentences(self, text: str, role: str) -> str:
+        """The sentences the classifier calls CRITICAL verbatim, the rest compressed (``text.extractive``)."""
+
         def is_constraint(sentences: Sequence[str]) -> list[bool]:
-            verdicts = self.c.classifier.classify([Utterance(s, role) for s in sentences])
+            verdicts = self.components.classifier.classify([Utterance(s, role) for s in sentences])
             return [v.label is Importance.CRITICAL for v in verdicts]
 
-        return constraint_form(text, is_constraint, self.c.compressor, self.cfg.compression_ratio)
+        return constraint_sentences(text, is_constraint, self.components.compressor, self.config.compression_ratio)
 
     def count(self, text: str, text_hash: str | None = None) -> int:
-        return self.cache.get_or_compute(
-            "tokens", self.keys.counter, text_hash or content_hash(text), lambda: self.c.counter.count(text)
+        return self.cache.tokens.get_or_compute(
+            self.keys.counter, text_hash or content_hash(text), lambda: self.components.counter.count(text)
         )
 
     def placeholder(self, index: int, role: str, topic: str) -> tuple[str, int]:
-        """``[Turn N · role: topic]`` within the token cap: whole key phrases first, then word by word."""
-        phrases = [p.strip() for p in topic.split(",") if p.strip()]
-        candidates = [", ".join(phrases[:k]) for k in range(len(phrases), 0, -1)]
-        words = phrases[0].split() if phrases else []
-        candidates += [" ".join(words[:k]) for k in range(len(words) - 1, 0, -1)]
-        for label in candidates + [""]:
-            text = f"[Turn {index + 1} · {role}: {label}]" if label else f"[Turn {index + 1} · {role}]"
-            tokens = self.c.counter.count(text)
-            if tokens <= self.cfg.placeholder_max_tokens:
-                return text, tokens
-        return text, tokens
+        return placeholder(index, role, topic, self.components.counter, self.config.placeholder_max_tokens)
+
+    # ------------------------------------------------------------------ the background model
+
+    def wants_refinement(self, message: Message) -> bool:
+        """Whether the background model has work on ``message``: one long enough to be worth a summary,
+        whose summary or topic it has not made yet."""
+        keys, model = self.keys, self.components.abstractive
+        if model is None or message.tokens_full <= WORTH_A_SUMMARY * self.config.placeholder_max_tokens:
+            return False
+        summary_done = keys.abstract_compressed is None or bool(
+            self.cache.compressed.peek(keys.abstract_compressed, message.content_hash)
+        )
+        topic_done = keys.abstract_topic is None or bool(
+            self.cache.topics.peek(keys.abstract_topic, message.content_hash)
+        )
+        return not (summary_done and topic_done)
+
+    def refine(self, message: Message) -> Message | None:
+        """The background model's topic for ``message`` and, when configured, its (guarded) summary: the
+        refined record, or ``None`` when nothing changed. Slow: runs on the background worker."""
+        model, keys, cache = self.components.abstractive, self.keys, self.cache
+        if model is None:
+            return None
+        summary = None
+        if keys.abstract_compressed is not None:
+            summary = cache.compressed.get_or_compute(
+                keys.abstract_compressed,
+                message.content_hash,
+                lambda: model.compress(message.content, self.config.compression_ratio),
+            )
+        topic = None
+        if keys.abstract_topic is not None and isinstance(model, Topicer):
+            topic = cache.topics.get_or_compute(
+                keys.abstract_topic, message.content_hash, lambda: model.topic(message.content)
+            )
+        refined = message
+        tokens = self.count(summary.text) if summary else message.tokens_full
+        if summary is not None and tokens < message.tokens_full:
+            refined = dataclasses.replace(refined, compressed=summary, tokens_compressed=tokens)
+        if topic:
+            line, tokens_placeholder = self.placeholder(message.index, message.role, topic)
+            refined = dataclasses.replace(refined, topic=topic, placeholder=line, tokens_placeholder=tokens_placeholder)
+        return None if refined is message else refined

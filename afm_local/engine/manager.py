@@ -5,53 +5,42 @@ then costs one query embedding plus arithmetic (``engine.build``). When a backgr
 configured it runs on the process's background worker (``engine.background``); until its result is
 ready the extractive form is used, so building a context never waits on a model.
 
-The engine takes its components; it never builds them. ``FocusManager()`` with none asks the default
-factory that the package facade registers (the on-device stack, ``afm_local.local_components``).
+The engine takes its components; it never builds them. ``afm_local.local_manager(config)`` is the one
+call that builds (once per process) and hands over the on-device stack.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import threading
+from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
-from typing import Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
 from ..core.config import AFMConfig, Fill, Overflow, Packing, Render, Spend
-from ..core.protocols import Components, Topicer
+from ..core.protocols import Components
+from ..core.turns import Turn, as_turn
 from ..core.types import Context, Importance, Message
 from .background import background_worker
 from .build import Request, build_context
 from .cache import ArtifactCache, content_hash
 from .history import History
-from .ingest import Ingestor, prepare
-
-ComponentsFactory = Callable[[AFMConfig], Components]
-_default_factory: ComponentsFactory | None = None
-
-
-def set_default_components(factory: ComponentsFactory) -> None:
-    """Register what ``FocusManager()`` builds when given no components (the facade registers the local stack)."""
-    global _default_factory
-    _default_factory = factory
+from .ingest import Ingestor, Row
 
 
 class FocusManager:
-    """One conversation's adaptive memory; ``components`` and ``cache`` may be shared between managers."""
+    """One conversation's adaptive memory over ``components`` (required: ``afm_local.local_manager()`` builds
+    the on-device ones); ``components`` and ``cache`` may be shared between managers."""
 
     def __init__(
         self,
         config: AFMConfig | None = None,
         *,
-        components: Components | None = None,
+        components: Components,
         cache: ArtifactCache | None = None,
     ) -> None:
         self.config = config or AFMConfig()
-        if components is None:
-            if _default_factory is None:
-                raise TypeError("FocusManager needs components (e.g. afm_local.local_components())")
-            components = _default_factory(self.config)
         self.components = components
         self.cache = cache or ArtifactCache()
         self._ingest = Ingestor(components, self.config, self.cache)
@@ -70,13 +59,14 @@ class FocusManager:
         """Add one message; returns the stored record (id, importance, token counts)."""
         return self.add_messages([{"role": role, "content": content, "importance": importance}])[0]
 
-    def add_messages(self, rows: Iterable[Mapping[str, object]]) -> list[Message]:
+    def add_messages(self, turns: Iterable[Turn | Mapping[str, Any]]) -> list[Message]:
         """Add several messages at once; embeddings and classifications are batched.
 
-        Each row is ``{"role", "content", "importance"?, "id"?}``; a stored ``id`` is kept, so a
-        session restored from the store keeps its ids (and, through the cache, recomputes nothing).
+        Each is a ``Turn`` or a mapping ``{"role", "content", "importance"?, "id"?}`` (``core.turns.as_turn``);
+        a stored ``id`` is kept, so a session restored from the store keeps its ids (and, through the
+        cache, recomputes nothing).
         """
-        rows = [prepare(row) for row in rows]
+        rows = [Row.of(as_turn(turn)) for turn in turns]
         vectors = self._ingest.embed([r.text for r in rows], [r.hash for r in rows])
         verdicts = self._ingest.classify(rows)
         stored = []
@@ -86,46 +76,25 @@ class FocusManager:
                 self._history.append(message, vector)
                 stored.append(message)
         for message in stored:
-            self._schedule_abstractive(message)
+            self._schedule_refinement(message)
         return stored
 
     # ------------------------------------------------------------------ background model
 
-    def _schedule_abstractive(self, message: Message) -> None:
-        keys, model = self._ingest.keys, self.components.abstractive
-        if model is None or message.tokens_full <= 2 * self.config.placeholder_max_tokens:
+    def _schedule_refinement(self, message: Message) -> None:
+        """Queue the background model's work on ``message``, if it has any (``Ingestor.wants_refinement``)."""
+        if not self._ingest.wants_refinement(message):
             return
-        summary_done = keys.abstract_compressed is None or self.cache.peek("compressed", keys.abstract_compressed, message.content_hash)
-        topic_done = keys.abstract_topic is None or self.cache.peek("topic", keys.abstract_topic, message.content_hash)
-        if summary_done and topic_done:
-            return
-        future = background_worker().submit(lambda: self._run_abstractive(message))
+        future = background_worker().submit(lambda: self._refine(message))
         self._pending = [f for f in self._pending if not f.done()]
         if future is not None:
             self._pending.append(future)
 
-    def _run_abstractive(self, message: Message) -> None:
-        """Name the message's topic with the model and, when configured, refine its compressed form."""
-        model, keys, cache = self.components.abstractive, self._ingest.keys, self.cache
-        assert model is not None
-        result = None
-        if keys.abstract_compressed is not None:
-            result = cache.get_or_compute("compressed", keys.abstract_compressed, message.content_hash,
-                                          lambda: model.compress(message.content, self.config.compression_ratio))
-        topic = None
-        if keys.abstract_topic is not None and isinstance(model, Topicer):
-            topic = cache.get_or_compute("topic", keys.abstract_topic, message.content_hash, lambda: model.topic(message.content))
-        tokens = self._ingest.count(result.text) if result else message.tokens_full
-        with self._lock:  # records are replaced, never mutated: a snapshot being packed stays consistent
-            current = self._history.messages[message.index]
-            changes: dict[str, object] = {}
-            if result is not None and tokens < current.tokens_full:
-                changes.update(compressed=result, tokens_compressed=tokens)
-            if topic:
-                placeholder, tokens_placeholder = self._ingest.placeholder(current.index, current.role, topic)
-                changes.update(topic=topic, placeholder=placeholder, tokens_placeholder=tokens_placeholder)
-            if changes:
-                self._history.replace(current.index, dataclasses.replace(current, **changes))
+    def _refine(self, message: Message) -> None:
+        refined = self._ingest.refine(message)
+        if refined is not None:
+            with self._lock:  # records are replaced, never mutated: a snapshot being packed stays consistent
+                self._history.replace(refined.index, refined)
 
     def wait_for_compression(self, timeout: float | None = None) -> None:
         """Block until this manager's background jobs have finished (for tools and tests, never packing)."""
@@ -145,7 +114,7 @@ class FocusManager:
             future.cancel()
         self._pending = []
 
-    def __enter__(self) -> "FocusManager":
+    def __enter__(self) -> FocusManager:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -168,12 +137,22 @@ class FocusManager:
         """Pack the history for ``current_query`` into ``budget_tokens``, counting everything sent.
 
         The options override the config's for this call only."""
-        req = Request.of(current_query, budget_tokens, system_preamble, self.config, render=render, packing=packing,
-                         fill=fill, spend=spend, overflow=overflow)
+        req = Request.of(
+            current_query,
+            budget_tokens,
+            system_preamble,
+            self.config,
+            render=render,
+            packing=packing,
+            fill=fill,
+            spend=spend,
+            overflow=overflow,
+        )
         with self._lock:  # a snapshot: the background worker may refine a message's forms meanwhile
             snap = self._history.snapshot()
-        return build_context(snap, self._similarity(snap.vectors, current_query), req, self.components.counter,
-                             self.config)
+        return build_context(
+            snap, self._similarity(snap.vectors, current_query), req, self.components.counter, self.config
+        )
 
     def similarity(self, query: str) -> np.ndarray:
         """Cosine of each history message to ``query``, exactly as ``build_context`` scores it (for

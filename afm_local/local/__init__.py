@@ -1,6 +1,6 @@
 """The on-device models: the manifest and its one verification, paths, token counters, the
 embedder, the importance model, the one llama.cpp loader, and ``local_components()``."""
 
-from .components import local_classifier, local_components, token_counter
+from .components import local_classifier, local_components, shared_local_components, token_counter
 
-__all__ = ["local_classifier", "local_components", "token_counter"]
+__all__ = ["local_classifier", "local_components", "shared_local_components", "token_counter"]

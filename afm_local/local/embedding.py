@@ -17,32 +17,42 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
 from ..core.errors import ModelError
 from ..core.protocols import EmbedKind
+from ..text.checks import GuardConfig
 from .model_files import model_spec, verified_files
 from .paths import models_dir
 
 
 @dataclass(frozen=True, slots=True)
 class EmbedderModel:
-    """What decides an embedder's vectors besides its weights: its files, window and prefixes."""
+    """What decides an embedder's vectors besides its weights (its files, window and prefixes), and the
+    summary guard's similarity thresholds, which live in the band of its cosines (docs/guard.md)."""
 
     manifest: str  # the model's entry in models/manifest.json (files model.onnx and tokenizer.json)
     max_tokens: int  # word pieces per text, specials included; longer input is truncated
     prefixes: Mapping[EmbedKind, str]
+    guard: GuardConfig
 
 
 EMBEDDERS: dict[str, EmbedderModel] = {
-    # Trained on 256 word pieces; English only (Cyrillic falls apart into single letters).
-    "minilm-l6-v2": EmbedderModel("embedder", 256, {"passage": "", "query": ""}),
-    # 512 positions; about 100 languages, pruned here to Latin and Cyrillic script (e5_build.py).
-    "multilingual-e5-small": EmbedderModel("multilingual-e5-small", 512, {"passage": "passage: ", "query": "query: "}),
+    # Trained on 256 word pieces; English only (Cyrillic falls apart into single letters). GuardConfig's
+    # defaults are its thresholds.
+    "minilm-l6-v2": EmbedderModel("minilm-l6-v2", 256, {"passage": "", "query": ""}, GuardConfig()),
+    # 512 positions; about 100 languages, pruned here to Latin and Cyrillic script (docs/models.md). Its
+    # cosines sit in a narrow, high band: one threshold for both languages.
+    "multilingual-e5-small": EmbedderModel(
+        "multilingual-e5-small",
+        512,
+        {"passage": "passage: ", "query": "query: "},
+        GuardConfig(min_similarity=0.91, min_similarity_cyrillic=None, min_topic_similarity=0.78),
+    ),
 }
 
 

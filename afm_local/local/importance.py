@@ -9,27 +9,27 @@ once: the embedder's pass leaves the hidden states behind for the classifier (``
 hidden_states``).
 
 ``models/importance/`` holds ``head.onnx``, ``labels.json`` (label order, the encoder it continues,
-the features, the decision threshold) and ``model_card.json`` (sha256 of every file, metrics).
-Every file is checked against the card before anything is loaded, and the encoder's fingerprint
-must be the one the head was trained on. It never imports torch.
+the features, the decision threshold) and ``model_card.json`` (how it was trained, its metrics). Every
+file is checked against its pin in ``models/manifest.json`` before anything is loaded, and the
+encoder's fingerprint must be the one the head was trained on. It never imports torch.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from ..core.errors import ModelError
-from ..core.types import Classification, Importance, Utterance
+from ..core.types import IMPORTANCE_NAMES, Classification, Importance, Utterance
 from ..text.rules import HARD_CONSTRAINT_PATTERNS, hard_constraint_hits
 from .embedding import OnnxEmbedder
-from .model_files import INSTALL_HINT, check_file
+from .model_files import INSTALL_HINT, model_spec, verified_files
 
-LABELS: tuple[str, ...] = ("CRITICAL", "RELEVANT", "TRIVIAL")
+MANIFEST_NAME = "importance"
 ROLE_FEATURES: tuple[str, ...] = ("user", "assistant")  # system and tool messages read as neither
 RULE_FEATURES: tuple[str, ...] = tuple(name for name, _ in HARD_CONSTRAINT_PATTERNS)
 
@@ -46,18 +46,10 @@ def features(items: Sequence[Utterance]) -> np.ndarray:
     return out
 
 
-def verify_model_dir(model_dir: Path) -> dict:
-    """Check every file named in ``model_card.json`` against its sha256; return the card."""
-    card_path = Path(model_dir) / "model_card.json"
-    if not card_path.is_file():
-        raise ModelError(f"no importance model at {model_dir} (model_card.json missing); {INSTALL_HINT}")
-    card = json.loads(card_path.read_text(encoding="utf-8"))
-    files = card.get("files_sha256") or {}
-    if not {"labels.json", "head.onnx"} <= set(files):
-        raise ModelError(f"{card_path} lists no sha256 for the model files; {INSTALL_HINT}")
-    for name, expected in files.items():
-        check_file(Path(model_dir) / name, expected)
-    return card
+def verify_model_dir(model_dir: Path, root: Path | None = None) -> dict[str, Path]:
+    """Check every file of the importance model in ``model_dir`` against its pin in the manifest (under
+    ``root``); the verified paths by file name, or ``ModelError`` naming the fix."""
+    return verified_files(MANIFEST_NAME, root, folder=model_dir)
 
 
 class EncoderHeadClassifier:
@@ -65,61 +57,71 @@ class EncoderHeadClassifier:
 
     Each message runs on its own (no padding), so a label never depends on the other messages of a call."""
 
-    def __init__(self, model_dir: Path, encoder: OnnxEmbedder, threads: int = 1) -> None:
+    def __init__(self, model_dir: Path, encoder: OnnxEmbedder, threads: int = 1, *, root: Path | None = None) -> None:
         import onnxruntime as ort
 
         self.model_dir = Path(model_dir)
-        self.card = verify_model_dir(self.model_dir)
-        self.config = json.loads((self.model_dir / "labels.json").read_text(encoding="utf-8"))
-        if tuple(self.config["labels"]) != LABELS:
+        files = verify_model_dir(self.model_dir, root)
+        self.card = json.loads(files["model_card.json"].read_text(encoding="utf-8"))
+        self.config = json.loads(files["labels.json"].read_text(encoding="utf-8"))
+        if tuple(self.config["labels"]) != IMPORTANCE_NAMES:
             raise ModelError(f"unexpected labels {self.config['labels']} in labels.json; {INSTALL_HINT}")
         wanted = self.config["encoder"]
         if encoder.name != wanted["name"] or encoder.split_output != wanted["split_output"]:
             raise ModelError(
-                f"the importance model continues {wanted['name']} at {wanted['split_output']}, but the installed encoder "
-                f"is {encoder.name} ({encoder.split_output}); {INSTALL_HINT}, or retrain with scripts/train_classifier.py"
+                f"the importance model continues {wanted['name']} at {wanted['split_output']}, but the installed "
+                f"encoder is {encoder.name} ({encoder.split_output}); {INSTALL_HINT}, or retrain with "
+                "scripts/train_classifier.py"
             )
         if self.config["features"] != {"roles": list(ROLE_FEATURES), "rules": list(RULE_FEATURES)}:
-            raise ModelError("the importance model was trained on other features than this version reads; "
-                             "retrain it with scripts/train_classifier.py")
+            raise ModelError(
+                "the importance model was trained on other features than this version reads; "
+                "retrain it with scripts/train_classifier.py"
+            )
         self._encoder = encoder
         self.threshold = float(self.config["decision"]["critical_threshold"])
-        # The name keys cached verdicts, so it changes whenever any model file or the encoder does.
-        digest = hashlib.sha256(json.dumps([self.card["files_sha256"], encoder.name], sort_keys=True).encode())
+        # The name keys cached verdicts, so it changes whenever a file that decides them (the head, the labels)
+        # or the encoder does; the card only documents the model.
+        pins = {Path(f.path).name: f.sha256 for f in model_spec(MANIFEST_NAME, root).files}
+        deciding = {name: sha for name, sha in pins.items() if name in ("head.onnx", "labels.json")}
+        digest = hashlib.sha256(json.dumps([deciding, encoder.name], sort_keys=True).encode())
         self.name = f"e5-head:{self.card.get('name', 'importance')}@{digest.hexdigest()[:12]}"
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
-        self._session = ort.InferenceSession(str(self.model_dir / "head.onnx"), options,
-                                             providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(str(files["head.onnx"]), options, providers=["CPUExecutionProvider"])
 
     @classmethod
-    def available(cls, model_dir: Path) -> bool:
-        """True when every model file is present and matches the sha256 in its card."""
+    def available(cls, model_dir: Path, root: Path | None = None) -> bool:
+        """True when every model file is present and matches its pin (hashed once per process)."""
         try:
-            verify_model_dir(Path(model_dir))
+            verify_model_dir(Path(model_dir), root)
         except (ModelError, OSError, ValueError):
             return False
         return True
 
     def probabilities(self, items: Sequence[Utterance]) -> np.ndarray:
-        """Per-class probabilities, one row per message, columns in ``LABELS`` order."""
-        out = np.zeros((len(items), len(LABELS)), dtype=np.float64)
+        """Per-class probabilities, one row per message, columns in ``IMPORTANCE_NAMES`` order (the head's outputs)."""
+        out = np.zeros((len(items), len(IMPORTANCE_NAMES)), dtype=np.float64)
         extra = features(items)
         for row, states in enumerate(self._encoder.hidden_states([item.text for item in items])):
-            feed = {"hidden_states": states[None].astype(np.float32), "features": extra[row:row + 1]}
+            feed = {"hidden_states": states[None].astype(np.float32), "features": extra[row : row + 1]}
             out[row] = self._session.run(["probabilities"], feed)[0][0]
         return out
 
     def decide(self, p: np.ndarray) -> list[Importance]:
         """CRITICAL at or above the threshold chosen on the dev sets, else the likelier of the other two."""
-        return [Importance.CRITICAL if row[0] >= self.threshold else Importance(LABELS[1 + int(row[1:].argmax())])
-                for row in p]
+        return [
+            Importance.CRITICAL if row[0] >= self.threshold else Importance(IMPORTANCE_NAMES[1 + int(row[1:].argmax())])
+            for row in p
+        ]
 
     def classify(self, items: Sequence[Utterance]) -> list[Classification]:
         if not items:
             return []
         p = self.probabilities(items)
-        return [Classification(label, {name: float(v) for name, v in zip(LABELS, row)}, "model")
-                for label, row in zip(self.decide(p), p)]
+        return [
+            Classification(label, {name: float(v) for name, v in zip(IMPORTANCE_NAMES, row)}, "model")
+            for label, row in zip(self.decide(p), p)
+        ]

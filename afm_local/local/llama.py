@@ -1,7 +1,7 @@
 """Abstractive compression and topic labels with a local GGUF model through llama.cpp.
 
 ``LlamaCppCompressor`` implements both the ``Compressor`` and the ``Topicer`` protocols. It is never
-trusted on its own: ``afm_local.guard.GuardedCompressor`` checks every output and falls back to the
+trusted on its own: ``afm_local.text.guarded.GuardedCompressor`` checks every output and falls back to the
 extractive compressor. Decoding is deterministic (temperature 0), one line (a GBNF grammar that
 forbids newlines, and ``\\n`` as a stop), and capped at a token budget proportional to the target.
 
@@ -22,11 +22,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..text.lexicon import detect_language
 from ..core.errors import ModelError
-from .model_files import INSTALL_HINT, model_spec, verified_path
-from .paths import models_dir
 from ..core.types import Compression
+from ..text.lexicon import detect_language
+from .model_files import INSTALL_HINT, check_file, model_spec
+from .paths import models_dir
 
 _PREFIX = re.compile(
     r"^\s*(?:summary|short|compressed|shortened|topic|answer|output|кратко|сжато|тема|итог)\s*[:\-–—]\s*",
@@ -78,33 +78,40 @@ LLAMA_BUILD_HINT = (
 )
 
 
-def gguf_path(model: str, root: Path | None = None, *, verify: bool = False) -> Path:
-    """Where a GGUF model is: a ``.gguf`` path as given, or a manifest entry's file (sha256-checked when
-    ``verify``; a missing or corrupt file raises ``ModelError`` naming the fix)."""
-    if model.endswith(".gguf"):
-        return Path(model).expanduser()
+def gguf_file(model: str | Path, root: Path | None = None) -> Path:
+    """The one check of a GGUF model file: a manifest name's file must be installed and match its pinned
+    sha256 (hashed once per process); a path (``.gguf``) must exist. ``ModelError`` names the fix."""
+    if isinstance(model, Path) or model.endswith(".gguf"):
+        path = Path(model).expanduser()
+        if not path.is_file():
+            raise ModelError(f"GGUF model {path} is missing; {INSTALL_HINT}, or give the path of a .gguf file")
+        return path
     root = root or models_dir()
     spec = model_spec(model, root)
     if spec.kind != "gguf" or not spec.files:
         raise ModelError(f"model {model!r} is a {spec.kind!r}, not a GGUF model")
-    return verified_path(model, spec.files[0].path, root) if verify else root / spec.files[0].path
+    return check_file(root / spec.files[0].path, spec.files[0].sha256, f"run `afm-local models install {model}`")
 
 
-def load_llama(path: Path, *, n_ctx: int = 2048, threads: int = 1, vocab_only: bool = False,
-               n_batch: int = 512, verbose: bool = False) -> Any:
+def load_llama(path: Path, *, n_ctx: int = 2048, threads: int = 1, vocab_only: bool = False, n_batch: int = 512) -> Any:
     """The one place a ``llama_cpp.Llama`` is built: threads pinned for prompt and generation alike
     (llama-cpp-python would otherwise use every core for the prompt), seed 0, quiet."""
-    path = Path(path).expanduser()
-    if not path.is_file():
-        raise ModelError(f"GGUF model {path} is missing; {INSTALL_HINT}")
+    path = gguf_file(Path(path))
     try:
         from llama_cpp import Llama
     except ImportError as exc:  # the optional [llm] extra
         raise ModelError(LLAMA_BUILD_HINT) from exc
     if vocab_only:
-        return Llama(model_path=str(path), vocab_only=True, verbose=verbose)
-    return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads, seed=0, n_batch=n_batch,
-                 verbose=verbose)
+        return Llama(model_path=str(path), vocab_only=True, verbose=False)
+    return Llama(
+        model_path=str(path),
+        n_ctx=n_ctx,
+        n_threads=threads,
+        n_threads_batch=threads,
+        seed=0,
+        n_batch=n_batch,
+        verbose=False,
+    )
 
 
 class LlamaCppCompressor:
@@ -120,7 +127,6 @@ class LlamaCppCompressor:
         max_tokens: int = 192,
         grammar: bool = True,
         prompt_cache_mb: int = 256,
-        verbose: bool = False,
     ) -> None:
         path = Path(model_path).expanduser()
         self.path = path
@@ -131,7 +137,7 @@ class LlamaCppCompressor:
         self._lock = threading.Lock()
         # A small batch keeps the logits buffer small: llama-cpp-python copies all of it (n_batch x vocabulary
         # floats, 78 MB for Qwen2.5 at 128, 311 MB at the default 512) into every prompt-cache entry.
-        self._llm = load_llama(path, n_ctx=n_ctx, threads=threads, n_batch=128, verbose=verbose)
+        self._llm = load_llama(path, n_ctx=n_ctx, threads=threads, n_batch=128)
         if prompt_cache_mb:
             # Keeps the evaluated state of earlier prompts, so the fixed instruction and example
             # prefix of compress() and of topic() is evaluated once each, even when calls alternate.
@@ -142,9 +148,9 @@ class LlamaCppCompressor:
         self._grammars: dict[str, Any] = {}
 
     @classmethod
-    def from_manifest(cls, name: str, root: Path | None = None, **kwargs: Any) -> "LlamaCppCompressor":
+    def from_manifest(cls, name: str, root: Path | None = None, **kwargs: Any) -> LlamaCppCompressor:
         """Build from a manifest entry, after verifying the file's sha256 (``ModelError`` names the fix)."""
-        return cls(gguf_path(name, root, verify=True), name=name, **kwargs)
+        return cls(gguf_file(name, root), name=name, **kwargs)
 
     # -- public protocol -------------------------------------------------------------------------
 
@@ -244,7 +250,7 @@ def _prompt_cache(capacity_bytes: int) -> Any:
     messages. Counting both keeps it within ``capacity_bytes`` (about three entries at n_batch 128)."""
     from llama_cpp import LlamaRAMCache
 
-    class _Counted(LlamaRAMCache):  # type: ignore[misc, valid-type]
+    class _Counted(LlamaRAMCache):
         @property
         def cache_size(self) -> int:
             return sum(s.llama_state_size + s.scores.nbytes for s in self.cache_state.values())

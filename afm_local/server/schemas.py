@@ -1,21 +1,24 @@
 """Request bodies of the HTTP API with their size limits, as pydantic models (the OpenAPI spec
-comes from these)."""
+comes from these). Roles, importance names and the render and packing names are the core's."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from ..core.config import Packing, Render, check_budget
+from ..core.types import Importance, Role
 
 MAX_CONTENT_BYTES = 64 * 1024  # one message's content
 MAX_BUDGET = 1_000_000
 MAX_MESSAGES = 5_000  # per stateless / chat request (the body limit bounds it first in practice)
 
-
-ImportanceName = Literal["CRITICAL", "RELEVANT", "TRIVIAL"]
-RenderName = Literal["chat", "structured"]
-PackingName = Literal["afm", "paper"]
+Budget = Annotated[
+    int,
+    BeforeValidator(lambda value: check_budget(value, MAX_BUDGET)),
+    Field(description=f"Tokens for everything sent, 1 to {MAX_BUDGET:,}."),
+]
 
 
 def _upper(value: object) -> object:
@@ -32,9 +35,9 @@ class MessageIn(BaseModel):
     """One history message."""
 
     model_config = ConfigDict(extra="forbid")
-    role: Literal["system", "user", "assistant", "tool"]
+    role: Role
     content: str = Field(max_length=MAX_CONTENT_BYTES, description="At most 64 KiB of UTF-8.")
-    importance: ImportanceName | None = Field(None, description="Overrides the classifier (and any tag).")
+    importance: Importance | None = Field(None, description="Overrides the classifier (and any tag).")
 
     @field_validator("importance", mode="before")
     @classmethod
@@ -50,10 +53,10 @@ class MessageIn(BaseModel):
 class ContextOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(max_length=MAX_CONTENT_BYTES)
-    budget_tokens: int = Field(ge=1, le=MAX_BUDGET, strict=True)
+    budget_tokens: Budget
     system_preamble: str | None = Field(None, max_length=MAX_CONTENT_BYTES)
-    render: RenderName | None = None
-    packing: PackingName | None = None
+    render: Render | None = None
+    packing: Packing | None = None
 
     @field_validator("query", "system_preamble")
     @classmethod
@@ -74,9 +77,9 @@ class AFMOptions(BaseModel):
     """The ``afm`` extension field of a chat completion request."""
 
     model_config = ConfigDict(extra="forbid")
-    budget_tokens: int | None = Field(None, ge=1, le=MAX_BUDGET, strict=True)
-    render: RenderName | None = None
-    packing: PackingName | None = None
+    budget_tokens: Budget | None = None
+    render: Render | None = None
+    packing: Packing | None = None
 
 
 class ChatMessageIn(BaseModel):

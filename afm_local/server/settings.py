@@ -1,4 +1,6 @@
-"""What ``create_app`` needs, validated once: the store, the upstream, limits, the engine config."""
+"""What the server needs, validated once and written once: the address, the store, the upstream, limits and
+the engine config. Every default of ``afm-local serve`` is a default here; the command line builds one
+``ServerSettings`` from its flags and ``run_server`` takes it."""
 
 from __future__ import annotations
 
@@ -6,18 +8,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..core.config import AFMConfig
+from ..core.config import AFMConfig, check_budget
 from ..core.errors import InvalidInput
 from ..core.protocols import Components
-from .answerer import BUILTIN_N_CTX
-from .middleware import MAX_BODY_BYTES
 from .schemas import MAX_BUDGET
-from .store import is_postgres_url
+from .store.url import is_postgres_url
+
+MAX_BODY_BYTES = 1 << 20  # 1 MiB
+BUILTIN_N_CTX = 2048  # the built-in answerer's window
+
+SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")  # SQLite's durability levels that afm-local accepts
+
 
 @dataclass
 class ServerSettings:
-    """Everything ``create_app`` needs. ``components`` may be injected (shared, already loaded)."""
+    """Everything ``run_server`` and ``create_app`` need. ``components`` may be injected (shared, loaded)."""
 
+    host: str = "127.0.0.1"
+    port: int = 8765
+    workers: int = 1  # processes sharing the port (uvicorn's supervisor); more than one wants PostgreSQL
     db: Path | str = Path("afm-local.db")  # a SQLite file, or a postgresql:// URL shared by several workers
     upstream: str | None = None
     api_key: str | None = None
@@ -39,10 +48,13 @@ class ServerSettings:
         self.db = str(self.db) if is_postgres_url(self.db) else Path(self.db)
         if isinstance(self.db, str) and self.synchronous.upper() != "NORMAL":
             raise InvalidInput("--synchronous is a SQLite setting; PostgreSQL commits are always flushed")
+        if self.synchronous.upper() not in SYNCHRONOUS:
+            raise InvalidInput(f"synchronous must be one of {', '.join(SYNCHRONOUS)}")
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
             raise InvalidInput("concurrency must be a positive integer")
-        if not isinstance(self.budget, int) or not 1 <= self.budget <= MAX_BUDGET:
-            raise InvalidInput(f"budget must be between 1 and {MAX_BUDGET}")
+        if not isinstance(self.workers, int) or self.workers < 1:
+            raise InvalidInput("workers must be a positive integer")
+        check_budget(self.budget, MAX_BUDGET, "budget")
         if self.upstream is not None:
             parts = urlsplit(self.upstream)
             if parts.scheme not in ("http", "https") or not parts.netloc:

@@ -15,23 +15,25 @@ keyed by content hash, so they stay correct whatever any worker does, and are bo
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import httpx
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from ..core.accounting import verbatim_cost
+from ..core.config import Packing, Render
 from ..core.errors import UnknownSession
-from ..core.types import Context, Message
-from ..engine import ArtifactCache, FocusManager
 from ..core.protocols import Components
+from ..core.turns import Turn
+from ..core.types import FIDELITIES, Context, Message
+from ..engine import ArtifactCache, FocusManager
+from ..engine.ingest import Ingestor, Row
 from .answerer import BuiltinModel
-from .errors import APIError
 from .middleware import CacheCollector
 from .settings import ServerSettings
 from .store import Store, open_store, valid_session_id
@@ -49,25 +51,40 @@ class SessionState:
 class AppState:
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        self.store: Store = open_store(settings.db, synchronous=settings.synchronous,
-                                       pool_size=settings.concurrency + 2)  # + health check, background model
+        self.store: Store = open_store(
+            settings.db, synchronous=settings.synchronous, pool_size=settings.concurrency + 2
+        )  # + health check, background model
         self.session_cache = ArtifactCache(backend=self.store)
         self.stateless_cache = ArtifactCache(max_entries=100_000)  # memory only: see docs/server.md
         self.components: Components | None = settings.components
+        self._ingestor: Ingestor | None = None
         self.limiter = anyio.CapacityLimiter(settings.concurrency)
         self.sessions: OrderedDict[str, SessionState] = OrderedDict()
-        self.builtin = BuiltinModel(settings.model_path, settings.threads, settings.n_ctx) if not settings.upstream else None
+        self.builtin = (
+            BuiltinModel(settings.model_path, settings.threads, settings.n_ctx) if not settings.upstream else None
+        )
         self.http: httpx.AsyncClient | None = None
         self.health_problem: str | None = None
         self.registry = CollectorRegistry()
-        self.requests = Counter("afm_http_requests", "HTTP requests by route and status.",
-                                ["route", "method", "status"], registry=self.registry)
-        self.latency = Histogram("afm_http_request_duration_seconds", "Request latency by route.", ["route"],
-                                 registry=self.registry,
-                                 buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120))
-        self.tokens_saved = Counter("afm_tokens_saved", "History tokens AFM kept out of the prompt.", ["route"],
-                                    registry=self.registry)
-        self.tokens_used = Counter("afm_tokens_used", "Tokens of the packed contexts.", ["route"], registry=self.registry)
+        self.requests = Counter(
+            "afm_http_requests",
+            "HTTP requests by route and status.",
+            ["route", "method", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "afm_http_request_duration_seconds",
+            "Request latency by route.",
+            ["route"],
+            registry=self.registry,
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
+        )
+        self.tokens_saved = Counter(
+            "afm_tokens_saved", "History tokens AFM kept out of the prompt.", ["route"], registry=self.registry
+        )
+        self.tokens_used = Counter(
+            "afm_tokens_used", "Tokens of the packed contexts.", ["route"], registry=self.registry
+        )
         self.appended = Counter("afm_messages_appended", "Messages committed to the store.", registry=self.registry)
         self.registry.register(CacheCollector({"session": self.session_cache, "stateless": self.stateless_cache}))
 
@@ -87,6 +104,13 @@ class AppState:
         assert self.components is not None
         return FocusManager(self.settings.config, components=self.components, cache=cache)
 
+    def ingestor(self) -> Ingestor:
+        """Ingest over the sessions' cache, for artifacts made before a row commits."""
+        if self._ingestor is None:
+            assert self.components is not None
+            self._ingestor = Ingestor(self.components, self.settings.config, self.session_cache)
+        return self._ingestor
+
     def count_context(self, ctx: Context, original: int, route: str) -> dict[str, str]:
         """The ``X-AFM-*`` headers of a packed context, with the token metrics counted."""
         headers = afm_headers(ctx, original)
@@ -99,7 +123,7 @@ class AppState:
     async def session(self, session_id: str) -> SessionState:
         """The loaded session, caught up with the store (restored on first use: every artifact from the cache)."""
         if not valid_session_id(session_id):
-            raise APIError(404, "not_found", "unknown session")
+            raise UnknownSession(session_id)
         state = self.sessions.get(session_id)
         if state is None:
             state = self.sessions[session_id] = SessionState()
@@ -132,16 +156,13 @@ class AppState:
                 found = self.store.messages_since(session_id, 0)
                 rows = found[1] if found else []
         if rows:
-            state.fm.add_messages([{"role": r["role"], "content": r["content"], "importance": r["importance_override"],
-                                    "id": r["id"]} for r in rows])
+            state.fm.add_messages(rows)  # store rows are turns (role, content, importance, id) with their seq
 
-    def prepare_artifacts(self, row: dict[str, Any]) -> None:
+    def prepare_artifacts(self, turn: Turn) -> None:
         """Compute and store every artifact of a message about to be appended, so that its row commits
-        last and restoring it never runs a model. The throwaway manager has no background model: the
-        session's own manager schedules that job when it takes the message in."""
-        assert self.components is not None
-        instant = dataclasses.replace(self.components, abstractive=None)
-        FocusManager(self.settings.config, components=instant, cache=self.session_cache).add_messages([row])
+        last and restoring it never runs a model; the session's manager then takes the message in from
+        the cache (and schedules the background model's work on it, if any)."""
+        self.ingestor().artifacts([Row.of(turn)])
 
     def _evict(self) -> None:
         excess = len(self.sessions) - self.settings.max_sessions_in_memory
@@ -161,7 +182,7 @@ def message_out(message: Message, row: dict[str, Any] | None) -> dict[str, Any]:
         "content": message.raw,
         "importance": message.importance.value,
         "importance_source": message.importance_source,
-        "importance_override": row.get("importance_override") if row else None,
+        "importance_override": row.get("importance") if row else None,
         "tokens_full": message.tokens_full,
         "tokens_compressed": message.tokens_compressed,
         "tokens_placeholder": message.tokens_placeholder,
@@ -177,14 +198,15 @@ def afm_headers(ctx: Context, original_tokens: int) -> dict[str, str]:
         "X-AFM-Tokens-Used": str(ctx.tokens_used),
         "X-AFM-Tokens-Saved": str(max(0, original_tokens - ctx.tokens_used)),
         "X-AFM-Budget": str(ctx.budget_tokens),
-        "X-AFM-Fidelity": ",".join(f"{k}={counts.get(k, 0)}" for k in ("full", "compressed", "placeholder", "dropped")),
+        "X-AFM-Fidelity": ",".join(f"{f.value}={counts.get(f.value, 0)}" for f in FIDELITIES),
     }
 
 
-def build(fm: FocusManager, query: str, budget: int, preamble: str | None, render: str | None,
-          packing: str | None) -> tuple[Context, int]:
-    """Pack ``fm``'s history; returns the context and what the whole history verbatim would cost.
-    Engine errors propagate: the app maps ``AFMError`` classes to HTTP statuses."""
+def pack_with_baseline(
+    fm: FocusManager, query: str, budget: int, preamble: str | None, render: Render | None, packing: Packing | None
+) -> tuple[Context, int]:
+    """Pack ``fm``'s history; returns the context and what the whole history verbatim would cost (the
+    "tokens saved" baseline). Engine errors propagate: the app maps ``AFMError`` classes to HTTP statuses."""
     ctx = fm.build_context(query, budget, preamble, render=render, packing=packing)
     original = verbatim_cost((m.tokens_full for m in fm.messages), fm.components.counter, query, preamble, fm.config)
     return ctx, original

@@ -10,7 +10,7 @@ fallback, not a classifier.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..core.protocols import ImportanceClassifier
 from ..core.types import Classification, Importance, Utterance

@@ -51,20 +51,50 @@ from .rules import hard_constraint_hits
 SCOPE_WORDS = 3
 
 _MULTIPLIERS = {
-    "k": 1e3, "тыс": 1e3, "тысяч": 1e3, "тысячи": 1e3, "тысяча": 1e3, "thousand": 1e3,
-    "m": 1e6, "mln": 1e6, "million": 1e6, "millions": 1e6, "млн": 1e6, "миллион": 1e6,
-    "миллиона": 1e6, "миллионов": 1e6, "bn": 1e9, "billion": 1e9, "млрд": 1e9,
+    "k": 1e3,
+    "тыс": 1e3,
+    "тысяч": 1e3,
+    "тысячи": 1e3,
+    "тысяча": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "mln": 1e6,
+    "million": 1e6,
+    "millions": 1e6,
+    "млн": 1e6,
+    "миллион": 1e6,
+    "миллиона": 1e6,
+    "миллионов": 1e6,
+    "bn": 1e9,
+    "billion": 1e9,
+    "млрд": 1e9,
 }
-_CURRENCIES = {"$": "dollar", "€": "euro", "£": "pound", "₽": "руб", "usd": "dollar", "eur": "euro",
-               "gbp": "pound", "rub": "руб", "руб": "руб", "dollar": "dollar", "euro": "euro", "pound": "pound"}
+_CURRENCIES = {
+    "$": "dollar",
+    "€": "euro",
+    "£": "pound",
+    "₽": "руб",
+    "usd": "dollar",
+    "eur": "euro",
+    "gbp": "pound",
+    "rub": "руб",
+    "руб": "руб",
+    "dollar": "dollar",
+    "euro": "euro",
+    "pound": "pound",
+}
 _TIME_RE = re.compile(r"(?<![\w:])\d{1,2}:\d{2}(?![\w:])")
 _NUM_RE = re.compile(
     r"(?<![\w.,])(?P<num>\d{1,3}(?:[ \u00a0\u202f,]\d{3})+(?!\d)(?:[.,]\d+)?|\d+(?:[.,]\d+)?)"
-    r"(?P<suffix>[^\W\d_]{1,3}\b)?(?:\s?(?P<mult>(?:" + "|".join(sorted(_MULTIPLIERS, key=len, reverse=True)) + r")\b)\.?)?",
+    r"(?P<suffix>[^\W\d_]{1,3}\b)?(?:\s?(?P<mult>(?:"
+    + "|".join(sorted(_MULTIPLIERS, key=len, reverse=True))
+    + r")\b)\.?)?",
     re.IGNORECASE,
 )
 _ONE = frozenset("one один одна одно одного одной".split())
-_DETERMINERS = frozenset("the this that which any each every no another such other a эта этот это тот та то какой".split())
+_DETERMINERS = frozenset(
+    "the this that which any each every no another such other a эта этот это тот та то какой".split()
+)
 _ORDINALS = frozenset("st nd rd th s й я е го х".split())
 _NEXT_WORD_RE = re.compile(r"\s*(%|°|[^\W\d_][\w'’-]*)")
 _LIST_MARKER_RE = re.compile(r"(?m)^\s*\d{1,2}[.)](?=\s)")
@@ -102,7 +132,7 @@ def _value(raw: str) -> float:
 def _unit_after(text: str, end: int, start: int) -> str | None:
     """The unit of a number that ends at ``end`` and starts at ``start``: a currency sign right before
     it, or the next word when it is not a stopword."""
-    sign = text[max(0, start - 2):start].strip()[-1:]
+    sign = text[max(0, start - 2) : start].strip()[-1:]
     if sign in _CURRENCIES:
         return _CURRENCIES[sign]
     m = _NEXT_WORD_RE.match(text, end)
@@ -141,9 +171,13 @@ def numbers(text: str) -> list[Number]:
 def _counts(text: str, m: re.Match[str]) -> bool:
     """Whether "one" / "один" at ``m`` is a count ("one boy", "one day trip") rather than a pronoun
     ("this one", "one of them", "one more thing"): no determiner before it, a content word after."""
-    before = _PLAIN_RE.findall(text[max(0, m.start() - 20):m.start()])
+    before = _PLAIN_RE.findall(text[max(0, m.start() - 20) : m.start()])
     after = _NEXT_WORD_RE.match(text, m.end())
-    return (not before or before[-1].lower() not in _DETERMINERS) and bool(after) and after.group(1).lower() not in STOPWORDS
+    return (
+        (not before or before[-1].lower() not in _DETERMINERS)
+        and after is not None
+        and after.group(1).lower() not in STOPWORDS
+    )
 
 
 def _stem(word: str) -> str:
@@ -186,8 +220,11 @@ def _clause_words(toks: list[str], start: int, step: int, limit: int) -> list[st
     while 0 <= i < len(toks) and len(out) < limit:
         tok = toks[i]
         follower = toks[i + 1].lower() if i + 1 < len(toks) else ""
-        if (tok.lower() in CONTRASTS or (tok == "," and follower in CLAUSE_OPENERS)
-                or (tok.lower() in ("and", "or", "и", "или") and follower in STOPWORDS)):
+        if (
+            tok.lower() in CONTRASTS
+            or (tok == "," and follower in CLAUSE_OPENERS)
+            or (tok.lower() in ("and", "or", "и", "или") and follower in STOPWORDS)
+        ):
             break
         if _content(tok):
             out.append(tok)
@@ -208,7 +245,7 @@ def scopes(text: str) -> list[Scope]:
         if sentence.rstrip().endswith("?"):
             continue
         for m in PREFERENCE_RE.finditer(sentence):
-            after = _clause_words(words(sentence[m.end():]), 0, 1, SCOPE_WORDS)
+            after = _clause_words(words(sentence[m.end() :]), 0, 1, SCOPE_WORDS)
             if after:
                 out.append(Scope("preference", m.group().lower(), tuple(after)))
     return out
@@ -263,9 +300,13 @@ def losses(source: str, candidate: str) -> list[Loss]:
     out += [Loss("number", "invented number", {"invented": n.text}) for n in have if not n.forms & known]
     sentences = [(_vocabulary(s), any(is_negation(t) for t in words(s))) for s in split_sentences(candidate)]
     for scope in scopes(source):
-        if not any((negated or scope.kind == "preference") and all(_matches(w, plain) for w in scope.words)
-                   for plain, negated in sentences):
-            out.append(Loss(scope.kind, f"dropped {scope.kind}", {"trigger": scope.trigger, "scope": list(scope.words)}))
+        if not any(
+            (negated or scope.kind == "preference") and all(_matches(w, plain) for w in scope.words)
+            for plain, negated in sentences
+        ):
+            out.append(
+                Loss(scope.kind, f"dropped {scope.kind}", {"trigger": scope.trigger, "scope": list(scope.words)})
+            )
     words_have = _vocabulary(candidate)
     out += [Loss("name", "dropped name", {"missing": n}) for n in named_things(source) if not _matches(n, words_have)]
     return out

@@ -56,11 +56,25 @@ NUMBER_RE = re.compile(r"\d")
 NUMBER_WORDS = {
     w: value
     for value, group in (
-        (0, "zero ноль"), (1, "one один одна одно одного одной"), (2, "two два две двое"), (3, "three три трое"), (4, "four четыре четверо"),
-        (5, "five пять пятеро"), (6, "six шесть"), (7, "seven семь"), (8, "eight восемь"), (9, "nine девять"),
-        (10, "ten десять"), (11, "eleven одиннадцать"), (12, "twelve двенадцать"), (20, "twenty двадцать"),
-        (30, "thirty тридцать"), (100, "hundred сто"), (1000, "thousand тысяча тысячи тысяч"),
-        (1_000_000, "million миллион миллиона миллионов"), (1_000_000_000, "billion миллиард"),
+        (0, "zero ноль"),
+        (1, "one один одна одно одного одной"),
+        (2, "two два две двое"),
+        (3, "three три трое"),
+        (4, "four четыре четверо"),
+        (5, "five пять пятеро"),
+        (6, "six шесть"),
+        (7, "seven семь"),
+        (8, "eight восемь"),
+        (9, "nine девять"),
+        (10, "ten десять"),
+        (11, "eleven одиннадцать"),
+        (12, "twelve двенадцать"),
+        (20, "twenty двадцать"),
+        (30, "thirty тридцать"),
+        (100, "hundred сто"),
+        (1000, "thousand тысяча тысячи тысяч"),
+        (1_000_000, "million миллион миллиона миллионов"),
+        (1_000_000_000, "billion миллиард"),
     )
     for w in group.split()
 }
@@ -92,8 +106,9 @@ CLAUSE_OPENERS = frozenset(
 # anything else I can help with?", "Могу ли я ещё чем-нибудь помочь?"): they ask nothing that a later
 # turn needs, unlike a question about the subject ("What about the money side?").
 OFFER_RE = re.compile(
-    r"^\W*(?:(?:so|ok|okay|great|alright|и|так|хорошо),?\s+)?(?:would you like|do you want|would you care|shall i|should i"
-    r"|is there anything|anything else|can i help|may i help|how (?:else )?can i help|can i do anything|let me know"
+    r"^\W*(?:(?:so|ok|okay|great|alright|и|так|хорошо),?\s+)?(?:would you like|do you want|would you care|shall i"
+    r"|should i|is there anything|anything else|can i help|may i help|how (?:else )?can i help|can i do anything"
+    r"|let me know"
     r"|хотите(?: ли)?|желаете(?: ли)?|не хотите ли|могу ли я (?:ещ[её]|чем|вам)|чем ещ[её]|нужно ли (?:вам|ещ[её])"
     r"|что-нибудь ещ[её]|что-то ещ[её]|дайте (?:мне )?знать)\b",
     re.IGNORECASE,
@@ -120,7 +135,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     start = 0
     for m in _BOUNDARY_RE.finditer(text):
-        if text[m.start() - 1:m.start()] in ".…" and _continues(text, m.start(), m.end()):
+        if text[m.start() - 1 : m.start()] in ".…" and _continues(text, m.start(), m.end()):
             continue
         spans.append((start, m.start()))
         start = m.end()
@@ -137,7 +152,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 def _continues(text: str, stop: int, resume: int) -> bool:
     """A full stop at ``stop`` that does not end the sentence: an abbreviation, an initial, or a
     lower-case letter next."""
-    before = text[:stop - 1].rsplit(None, 1)[-1] if text[:stop - 1].strip() else ""
+    before = text[: stop - 1].rsplit(None, 1)[-1] if text[: stop - 1].strip() else ""
     word = before.lower().lstrip("(\"'«“")
     if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
         return True

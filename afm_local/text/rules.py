@@ -9,8 +9,8 @@ Every pattern is listed here so a user can read exactly why a message was flagge
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 from ..core.types import Classification, Importance, Utterance
 
@@ -28,7 +28,8 @@ HARD_CONSTRAINT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         "condition",
         r"\bdiabet\w*|\bepilep\w*|\bpregnan\w*|\bwheelchair\b|\bdisabilit\w*|\bdiagnos\w*|\basthma\w*"
-        r"|\b(?:months?|weeks?) along\b(?!\s+(?:the|a|an|this|that|our|its)\b)"  # "7 months along", not "a week along the coast"
+        # "7 months along", not "a week along the coast"
+        r"|\b(?:months?|weeks?) along\b(?!\s+(?:the|a|an|this|that|our|its)\b)"
         r"|диабет\w*|эпилеп\w*|беремен\w*|инвалид\w*|диагноз\w*|астм\w*|коляск\w*"
         # "на седьмом месяце", "на 7-м месяце": how Russian says "seven months pregnant"
         r"|\bна (?:\w+ом|\d+(?:-?м)?) месяце\b",
@@ -42,14 +43,20 @@ HARD_CONSTRAINT_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         "strict",
         r"\bstrict(?:ly)?\b|\bno more than\b|\bat most\b|\bnot exceed\w*|\bmust not\b|\bmustn'?t\b"
-        r"|\bnever\b(?! (?:been|heard|seen|tried|mind|thought|knew|visited))|\bunder no circumstances\b|\bnon-negotiable\b|\bhard (?:limit|cap|deadline)\b"
+        r"|\bnever\b(?! (?:been|heard|seen|tried|mind|thought|knew|visited))|\bunder no circumstances\b"
+        r"|\bnon-negotiable\b|\bhard (?:limit|cap|deadline)\b"
         r"|\bforbidden\b|\bprohibit\w*|\bnot allowed\b|\bcannot exceed\b"
-        r"|строго\b|не более\b|не больше\b|не должн\w*|нельзя\b|ни при каких\b|запрет\w*|никогда\b(?! не (?:был|слышал|видел|пробовал))|ни в коем случае"
+        r"|строго\b|не более\b|не больше\b|не должн\w*|нельзя\b|ни при каких\b|запрет\w*"
+        r"|никогда\b(?! не (?:был|слышал|видел|пробовал))|ни в коем случае"
         r"|запрещ\w*|не превыша\w*|категорически|ж[её]стк\w* (?:лимит|срок|дедлайн|ограничен|бюджет|потол)\w*"
         r"|ограничен\w* ж[её]стко",
     ),
     ("diet", r"\bvegan\b|\bhalal\b|\bkosher\b|\bгаляль\w*|\bхаляль\w*|\bкошерн\w*|\bвеган\w*"),
-    ("deadline", r"\bdeadline\b|\bno later than\b|\bno extensions?\b|крайний срок|дедлайн\w*|не позднее|не позже\b|отсрочек не|без отсрочек"),
+    (
+        "deadline",
+        r"\bdeadline\b|\bno later than\b|\bno extensions?\b"
+        r"|крайний срок|дедлайн\w*|не позднее|не позже\b|отсрочек не|без отсрочек",
+    ),
 )
 
 SMALL_TALK_PATTERN = (
@@ -83,7 +90,7 @@ def _negated(text: str, match: re.Match[str]) -> bool:
     if match.group(0).lower().startswith(("no", "ne", "не", "ни")):
         return False
     start, end = match.start(), match.end()
-    return bool(_NEGATED_BEFORE.search(text, max(0, start - 80), start) or _NEGATED_AFTER.match(text[end:end + 60]))
+    return bool(_NEGATED_BEFORE.search(text, max(0, start - 80), start) or _NEGATED_AFTER.match(text[end : end + 60]))
 
 
 @lru_cache(maxsize=4096)
@@ -94,7 +101,8 @@ def hard_constraint_hits(text: str) -> tuple[str, ...]:
     allergic to penicillin, but allergic to sulfa" still hits. The scan runs once per text: ingest asks
     for it from the classifier's features and from the compressor's fact check of the same message."""
     return tuple(
-        name for name, pattern in _HARD
+        name
+        for name, pattern in _HARD
         if any(name not in NEGATABLE or not _negated(text, m) for m in pattern.finditer(text))
     )
 

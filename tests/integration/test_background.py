@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from afm_local import AFMConfig, FocusManager, local_components
+from afm_local import AFMConfig, FocusManager, local_components, local_manager
 from afm_local.local.paths import models_dir
-from afm_local.text.compression import ExtractiveCompressor
+from afm_local.text.extractive import ExtractiveCompressor
 
 
 MODEL = "qwen2.5-coder-0.5b-instruct"  # opt-in by name: the default loads no model (see the compression benchmark)
@@ -25,9 +25,9 @@ LONG = [
 
 
 def test_by_default_no_model_is_loaded():
-    """491 MB and a background thread for summaries the guard rarely accepts: FocusManager() loads none."""
+    """491 MB and a background thread for summaries the guard rarely accepts: local_manager() loads none."""
     assert AFMConfig().compressor_model is None
-    fm = FocusManager()
+    fm = local_manager()
     assert fm.components.abstractive is None
     fm.add_messages([{"role": "user", "content": LONG[0]}])
     assert fm.compression_pending == 0 and fm.messages[0].compressed.method == ExtractiveCompressor.name
@@ -95,9 +95,9 @@ def test_a_missing_model_leaves_the_extractive_compressor_alone(tmp_path, caplog
 
 EXIT_SCRIPT = """
 import sys, time
-from afm_local import AFMConfig, FocusManager
+from afm_local import AFMConfig, local_manager
 config = AFMConfig(**({{"compressor_model": sys.argv[1]}} if len(sys.argv) > 1 else {{}}))
-fm = FocusManager(config)
+fm = local_manager(config)
 texts = {texts!r}
 fm.add_messages([{{"role": "user", "content": t}} for t in texts])
 from afm_local.engine.background import background_worker

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from real import EXAMPLES, ROOT, afm
+from tests.support.real import EXAMPLES, ROOT, afm
 
 PEANUT = EXAMPLES / "peanut_trip.json"
 
@@ -77,9 +77,9 @@ def test_models_install_from_a_local_path_is_verified_and_idempotent(tmp_path):
     (tmp_path / "manifest.json").write_text((ROOT / "models" / "manifest.json").read_text())
     src = ROOT / "models" / "embedder" / "tokenizer.json"
     env = {"AFM_MODELS_DIR": str(tmp_path)}
-    first = afm("models", "install", "embedder", "--from", f"embedder={src}", env=env)
+    first = afm("models", "install", "minilm-l6-v2", "--from", f"minilm-l6-v2={src}", env=env)
     assert first.returncode == 0, first.stderr
-    again = afm("models", "install", "embedder", env=env)
+    again = afm("models", "install", "minilm-l6-v2", env=env)
     assert again.returncode == 0
     assert all(line.startswith("ok") for line in again.stdout.splitlines())  # nothing re-installed
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from afm_local.text import facts
-from afm_local.text.compression import ExtractiveCompressor, assemble, units
-from afm_local.text.guard import GuardedCompressor
+from afm_local.text.extractive import ExtractiveCompressor, assemble, units
+from afm_local.text.guarded import GuardedCompressor
 
 ROOT = Path(__file__).resolve().parents[2]
 

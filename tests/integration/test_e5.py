@@ -16,7 +16,7 @@ from afm_local import AFMConfig, FocusManager, local_components
 from afm_local.local.embedding import EMBEDDERS, OnnxEmbedder
 from afm_local.local.model_files import model_spec, sha256_file, verified_path
 
-from real import ROOT, afm
+from tests.support.real import ROOT, afm
 
 NAME = "multilingual-e5-small"
 PAIRS = [  # (English, Russian): translations of each other
@@ -100,7 +100,7 @@ def test_queries_and_passages_get_their_own_prefix_and_cache_entry(e5):
     ctx = fm.build_context(text, 300)  # the same text as the query: embedded again, as a query
     assert ctx.tokens_used <= 300
     assert fm.components.embedder.name.startswith(NAME + "@")
-    assert fm.cache.peek("embedding", fm.components.embedder.name + "+query", fm.messages[0].content_hash) is not None
+    assert fm.cache.embeddings.peek(fm.components.embedder.name + "+query", fm.messages[0].content_hash) is not None
 
 
 def test_pruned_vocabulary_covers_latin_and_cyrillic_text_and_nothing_else():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from afm_local import AFMConfig, BudgetTooSmall, Fidelity, FocusManager, Importance
+from afm_local import AFMConfig, BudgetTooSmall, Fidelity, FocusManager, Importance, local_manager
 from afm_local.engine.cache import ArtifactCache
 
-from real import example, shared_components
+from tests.support.real import example, shared_components
 
 PEANUT = example("peanut_trip")
 
@@ -20,6 +20,17 @@ def manager(config: AFMConfig | None = None, **kwargs) -> FocusManager:
 def recount(ctx, config: AFMConfig) -> int:
     counter = shared_components().counter
     return sum(counter.count(m["content"]) + config.per_message_overhead for m in ctx.messages) + config.reply_overhead
+
+
+def test_default_managers_share_one_set_of_models():
+    """local_manager() builds the on-device stack once per process: two default managers share its ONNX
+    sessions (and the engine itself builds nothing: it takes its components)."""
+    first, second = local_manager(), local_manager(AFMConfig(half_life=6))
+    assert first is not second and first.cache is not second.cache
+    assert first.components is second.components is shared_components()
+    assert first.components.embedder._session is second.components.embedder._session
+    with pytest.raises(TypeError):
+        FocusManager()  # type: ignore[call-arg]
 
 
 def test_embedder_ranks_related_text_higher():

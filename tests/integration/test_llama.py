@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from afm_local.text.compression import ExtractiveCompressor
+from afm_local.text.extractive import ExtractiveCompressor
 from afm_local.text import facts
-from afm_local.text.guard import GuardedCompressor
+from afm_local.text.guarded import GuardedCompressor
 
-from real import FIX, installed
+from tests.support.real import FIX, installed
 
 MODEL = "qwen2.5-coder-0.5b-instruct"
 

@@ -8,8 +8,8 @@ import pytest
 
 from afm_local import AFMConfig, FocusManager, local_components
 
-from conftest import NetworkUsed
-from real import example
+from tests.support.servers import NetworkUsed
+from tests.support.real import example
 
 
 def test_pipeline_makes_no_network_connection(no_network):
@@ -34,7 +34,7 @@ def test_engine_and_server_do_not_import_torch(embedder):
     script = (
         "import sys, json\n"
         "from afm_local import AFMConfig, FocusManager, local_components\n"
-        "import afm_local.server, afm_local.local.llama, afm_local.text.guard\n"
+        "import afm_local.server.app, afm_local.local.llama, afm_local.text.guarded\n"
         f"config = AFMConfig(embedder={embedder!r})\n"
         "fm = FocusManager(config, components=local_components(config, threads=1))\n"
         "fm.add_message('user', 'I am allergic to peanuts.')\n"

@@ -19,8 +19,9 @@ import pytest
 
 from afm_local.server.store import open_store
 from scripts.pgcluster import set_file_size_limit
-from conftest import REPO, THREAD_ENV, free_port
-from stores import new_cluster, query, stored_messages
+from tests import THREAD_ENV
+from tests.support.servers import REPO, free_port
+from tests.support.stores import new_cluster, query, stored_messages
 
 
 

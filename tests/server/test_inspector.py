@@ -12,7 +12,7 @@ import shutil
 import httpx
 import pytest
 
-from conftest import REPO
+from tests.support.servers import REPO
 
 KEY = "inspector-key-9876543210"
 AUTH = {"Authorization": f"Bearer {KEY}"}

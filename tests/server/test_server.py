@@ -13,7 +13,8 @@ import time
 import httpx
 import pytest
 
-from conftest import REPO, THREAD_ENV
+from tests import THREAD_ENV
+from tests.support.servers import REPO, metric
 
 KEY = "test-key-0123456789"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -32,21 +33,6 @@ HISTORY = [
     ("user", "lol ok thanks"),
     ("assistant", "You're welcome! Anything else about the trip?"),
 ]
-
-
-def metric(text: str, name: str, **labels: str) -> float:
-    """The value of one sample in a Prometheus text exposition (0 when absent)."""
-    want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
-    for line in text.splitlines():
-        if line.startswith("#"):
-            continue
-        m = re.match(r"^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)$", line)
-        if not m or m.group(1) != name:
-            continue
-        got = ",".join(sorted(p for p in (m.group(2) or "{}")[1:-1].split(",") if p))
-        if got == want:
-            return float(m.group(3))
-    return 0.0
 
 
 def is_error(response: httpx.Response, status: int) -> dict:

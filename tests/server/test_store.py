@@ -12,7 +12,7 @@ from afm_local.core.errors import StoreError, StoreUnavailable, UnknownSession
 from afm_local.server.store import open_store, redact_url
 from afm_local.server.store.schema import MIGRATIONS
 
-from stores import query, stored_messages
+from tests.support.stores import query, stored_messages
 
 WRITERS, PER_WRITER = 8, 40
 
@@ -63,7 +63,7 @@ def test_sessions_messages_and_artifacts_round_trip(store_db):
         sid = store.create_session()["id"]
         assert store.get_session(sid)["id"] == sid  # type: ignore[index]
         row = store.append_message(sid, "m1", "user", "I am allergic to peanuts", "CRITICAL")
-        assert row["seq"] == 0 and row["importance_override"] == "CRITICAL"
+        assert row["seq"] == 0 and row["importance"] == "CRITICAL"
         with pytest.raises(UnknownSession):
             store.append_message("A" * 24, "m2", "user", "x", None)
         assert store.messages_since("A" * 24) is None and store.messages_since("../etc") is None

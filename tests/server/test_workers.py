@@ -12,8 +12,8 @@ import time
 import httpx
 import pytest
 
-from stores import stored_messages
-from test_server import metric
+from tests.support.stores import stored_messages
+from tests.support.servers import metric
 
 QUERY = "When is the supplier call?"
 
@@ -169,7 +169,8 @@ def test_workers_must_be_positive(workers, tmp_path):
     import subprocess
     import sys
 
-    from conftest import REPO, THREAD_ENV
+    from tests import THREAD_ENV
+    from tests.support.servers import REPO
 
     proc = subprocess.run([sys.executable, "-m", "afm_local", "serve", "--db", str(tmp_path / "w.db"), "--workers",
                            workers], cwd=REPO, env={**os.environ, **THREAD_ENV, "PYTHONPATH": str(REPO)},

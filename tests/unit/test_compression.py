@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from afm_local.text import facts
-from afm_local.text.compression import ExtractiveCompressor, assemble, constraint_form, units
+from afm_local.text.extractive import ExtractiveCompressor, assemble, constraint_sentences, units
 from afm_local.text.lexicon import split_sentences
 
-from fakes import WordCounter
+from tests.support.fakes import WordCounter
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 COMPRESSOR = ExtractiveCompressor(WordCounter())
@@ -107,10 +107,10 @@ def test_assemble_keeps_each_units_own_separator():
     assert assemble(parts, [1, 3], trimmed=False) == "- two\nfour."
 
 
-def test_constraint_form_keeps_constraints_verbatim():
+def test_constraint_sentences_keep_constraints_verbatim():
     text = ("We fly to Lisbon in May and would love some tips. I am allergic to peanuts. The old town looked "
             "beautiful in the photos my sister sent. Thanks a lot for all your help so far!")
-    out = constraint_form(text, lambda ss: ["allergic" in s for s in ss], COMPRESSOR, 0.35)
+    out = constraint_sentences(text, lambda ss: ["allergic" in s for s in ss], COMPRESSOR, 0.35)
     assert "I am allergic to peanuts." in out and "Thanks" not in out
     assert_whole_sentences(text, out)
 

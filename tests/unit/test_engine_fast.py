@@ -7,7 +7,7 @@ import pytest
 from afm_local import AFMConfig, BudgetTooSmall, Fidelity, FocusManager, Importance, InvalidInput
 from afm_local.core.accounting import sent_cost
 
-from fakes import fake_components
+from tests.support.fakes import fake_components
 
 HISTORY = [
     {"role": "user", "content": "We are planning a trip to Thailand in March."},
@@ -84,7 +84,7 @@ def test_paper_preset_follows_the_papers_rules_on_a_fixed_history():
     recomputed here message by message from the formulas, independently of the engine's array code."""
     import numpy as np
 
-    import reference_packing as ref
+    from tests.support import reference_packing as ref
 
     cfg = AFMConfig.paper()
     fm = manager(cfg)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from afm_local.text import facts
-from afm_local.text.guard import cut_off, words_dropped
+from afm_local.text.checks import cut_off, words_dropped
 from afm_local.text.lexicon import split_sentences
 
 # The three forms issue 17 quotes, each beside the message it was made from.

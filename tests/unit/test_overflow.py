@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from afm_local import AFMConfig, BudgetTooSmall, Fidelity, FocusManager, Importance
 from afm_local.core.accounting import sent_cost
 
-from fakes import fake_components
+from tests.support.fakes import fake_components
 
 CONSTRAINTS = [
     "I have a severe peanut allergy, so nothing with peanuts ever.",

@@ -1,5 +1,5 @@
 """Packing as properties: the array packer gives exactly the reference packer's forms, never goes over
-budget, keeps every message accounted for in order, keeps reserved messages at their floor or better,
+budget, keeps every message accounted for in order, keeps reserved messages at their lowest fidelity or better,
 and with ``spend="budget"`` sends a history that fits whole, whole."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from afm_local import Fidelity
-from afm_local.core.packing import FORMS, NO_FORM, WALK_BLOCK, PackPlan, pack, smallest_step, without_placeholders
+from afm_local.core.packing import FIDELITIES, NEVER_FITS, WALK_BLOCK, PackPlan, pack, smallest_step, without_placeholders
 
-import reference_packing as ref
+from tests.support import reference_packing as ref
 
 SHAPES = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER)
 
@@ -26,27 +26,27 @@ def items(draw):
         costs[Fidelity.COMPRESSED] = draw(st.integers(1, full))
     if draw(st.integers(0, 9)):
         costs[Fidelity.PLACEHOLDER] = draw(st.integers(1, 15))
-    floor = Fidelity.FULL
+    lowest = Fidelity.FULL
     if reserved:
-        floor = draw(st.sampled_from([f for f in SHAPES if f in costs]))
+        lowest = draw(st.sampled_from([f for f in SHAPES if f in costs]))
     intended = Fidelity.FULL if reserved else draw(st.sampled_from(SHAPES))
-    return ref.Item(reserved, draw(st.floats(0, 1)), intended, costs, floor)
+    return ref.Item(reserved, draw(st.floats(0, 1)), intended, costs, lowest)
 
 
 def plan_of(its: list[ref.Item]) -> PackPlan:
-    costs = np.array([[it.costs.get(f, NO_FORM) for f in SHAPES] for it in its], dtype=np.int64).reshape(-1, 3)
-    code = {f: i for i, f in enumerate(FORMS)}
+    costs = np.array([[it.costs.get(f, NEVER_FITS) for f in SHAPES] for it in its], dtype=np.int64).reshape(-1, 3)
+    code = {f: i for i, f in enumerate(FIDELITIES)}
     return PackPlan.of(
         np.array([it.reserved for it in its], dtype=bool),
         np.array([it.score for it in its], dtype=np.float64),
         np.array([code[it.intended] for it in its], dtype=np.int8),
         costs,
-        np.array([code[it.floor] for it in its], dtype=np.int8),
+        np.array([code[it.lowest] for it in its], dtype=np.int8),
     )
 
 
 def forms(plan: PackPlan, available: int, **kw) -> list[Fidelity]:
-    return [FORMS[f] for f in pack(plan, available, **kw)]
+    return [FIDELITIES[f] for f in pack(plan, available, **kw)]
 
 
 OPTIONS = st.fixed_dictionaries({
@@ -75,7 +75,7 @@ def test_array_packer_matches_the_reference(its, available, options):
         order = [*SHAPES, Fidelity.DROPPED]
         for it, f in zip(its, got):
             if it.reserved:
-                assert order.index(f) <= order.index(ref.promote(it, it.floor))
+                assert order.index(f) <= order.index(ref.promote(it, it.lowest))
 
 
 def random_items(seed: int, n: int) -> list[ref.Item]:
@@ -90,9 +90,9 @@ def random_items(seed: int, n: int) -> list[ref.Item]:
             costs[Fidelity.COMPRESSED] = int(rng.integers(1, full + 1))
         if rng.random() < 0.9:
             costs[Fidelity.PLACEHOLDER] = int(rng.integers(1, 16))
-        floor = Fidelity(rng.choice([f.value for f in SHAPES if f in costs])) if reserved else Fidelity.FULL
+        lowest = Fidelity(rng.choice([f.value for f in SHAPES if f in costs])) if reserved else Fidelity.FULL
         intended = Fidelity.FULL if reserved else SHAPES[int(rng.integers(0, 3))]
-        out.append(ref.Item(reserved, float(rng.random()), intended, costs, floor))
+        out.append(ref.Item(reserved, float(rng.random()), intended, costs, lowest))
     return out
 
 
@@ -111,12 +111,12 @@ def test_long_histories_walked_in_blocks_match_the_reference(seed, n, share, opt
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(st.one_of(st.integers(0, 300), st.just(int(NO_FORM))), min_size=4, max_size=4),
+@given(st.lists(st.lists(st.one_of(st.integers(0, 300), st.just(int(NEVER_FITS))), min_size=4, max_size=4),
                 min_size=1, max_size=20))
 def test_smallest_step_is_the_smallest_positive_gap_between_two_forms(rows):
     costs = np.array(rows, dtype=np.int64)
-    expected = [min((abs(a - b) for i, a in enumerate(r) for b in r[i + 1:] if a < NO_FORM and b < NO_FORM and a != b),
-                    default=int(NO_FORM)) for r in rows]
+    expected = [min((abs(a - b) for i, a in enumerate(r) for b in r[i + 1:] if a < NEVER_FITS and b < NEVER_FITS and a != b),
+                    default=int(NEVER_FITS)) for r in rows]
     assert smallest_step(costs).tolist() == expected
 
 
@@ -132,7 +132,7 @@ def test_a_history_that_fits_whole_is_sent_whole(its, available):
 @given(st.lists(items(), max_size=40), st.integers(0, 3000), st.booleans())
 def test_spending_the_budget_never_sends_less(its, available, reserve):
     plan = plan_of(its)
-    if plan.minimum() > available:
+    if plan.reserved_cost() > available:
         return
     rank = {f: i for i, f in enumerate([*SHAPES, Fidelity.DROPPED])}
     intended = forms(plan, available, reserve_placeholders=reserve)
@@ -143,7 +143,7 @@ def test_spending_the_budget_never_sends_less(its, available, reserve):
         stub = Fidelity.PLACEHOLDER in it.costs and a is not Fidelity.DROPPED and ref.cost(it, a) <= it.costs[
             Fidelity.PLACEHOLDER]
         if reserve or it.reserved or (a is not Fidelity.DROPPED and not stub):
-            assert rank[b] <= rank[a]  # nothing but a stub is ever sent less (and with the stub floor, nothing)
+            assert rank[b] <= rank[a]  # nothing but a stub is ever sent less (and with the stubs reserved, nothing)
         elif rank[b] > rank[a]:
             gave_way += ref.cost(it, a)
     used = sum(ref.cost(it, f) for it, f in zip(its, spent))
@@ -165,7 +165,7 @@ def test_late_critical_survives_where_the_paper_greedy_loses_it():
     assert forms(plan, 150, packing="paper")[2] is not Fidelity.FULL
 
 
-def test_oldest_placeholders_are_dropped_when_even_the_floor_overflows():
+def test_oldest_placeholders_are_dropped_when_even_the_reservation_overflows():
     plan = plan_of([rel(30, 20, 10), rel(30, 20, 10), rel(30, 20, 10), crit(20)])
     assert forms(plan, 40) == [Fidelity.DROPPED, Fidelity.PLACEHOLDER, Fidelity.PLACEHOLDER, Fidelity.FULL]
     assert forms(plan, 39) == [Fidelity.DROPPED, Fidelity.DROPPED, Fidelity.PLACEHOLDER, Fidelity.FULL]
@@ -187,7 +187,7 @@ def test_spare_budget_upgrades_beyond_the_intended_form_best_score_first():
 def test_a_degraded_constraint_is_restored_first_when_there_is_room():
     degraded = ref.Item(True, 1.0, Fidelity.FULL, {Fidelity.FULL: 60, Fidelity.COMPRESSED: 20}, Fidelity.COMPRESSED)
     plan = plan_of([degraded, rel(50, 20, 5)])
-    assert plan.minimum() == 20
+    assert plan.reserved_cost() == 20
     assert forms(plan, 70) == [Fidelity.FULL, Fidelity.PLACEHOLDER]
     assert forms(plan, 40) == [Fidelity.COMPRESSED, Fidelity.COMPRESSED]
 
@@ -202,4 +202,4 @@ def test_switched_off_forms_are_never_used():
 
 def test_the_placeholder_cap_keeps_the_best_scored():
     plan = without_placeholders(plan_of([rel(50, 20, 5, score=0.9), rel(50, 20, 5, score=0.1), crit(10)]), 1)
-    assert plan.costs[0, 2] == 5 and plan.costs[1, 2] >= NO_FORM and plan.costs[2, 2] == 10
+    assert plan.costs[0, 2] == 5 and plan.costs[1, 2] >= NEVER_FITS and plan.costs[2, 2] == 10

@@ -7,8 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from afm_local import AFMConfig, Fidelity
-from afm_local.core.scoring import intended_forms, messages_ago, recency_weight, score_messages
-from afm_local.core.types import CRITICAL as C, FORMS, RELEVANT as R, TRIVIAL as T
+from afm_local.core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
+from afm_local.core.types import CRITICAL as C, FIDELITIES, RELEVANT as R, TRIVIAL as T
 
 
 def test_age_counts_from_the_query():
@@ -45,7 +45,7 @@ def test_coefficients_are_configurable():
     ],
 )
 def test_thresholds(score, importance, expected):
-    assert FORMS[intended_forms(np.array([score]), np.array([importance]), AFMConfig())[0]] is expected
+    assert FIDELITIES[intended_fidelities(np.array([score]), np.array([importance]), AFMConfig())[0]] is expected
 
 
 def test_config_rejects_bad_values():

@@ -8,7 +8,8 @@ import asyncio
 import json
 import logging
 import threading
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 from fastapi import APIRouter, Depends, Request
@@ -19,7 +20,7 @@ from ..answerer import BuiltinModel
 from ..errors import APIError
 from ..openai_compat import split_chat
 from ..schemas import AFMOptions, ChatCompletionRequest
-from ..state import AppState, build
+from ..state import AppState, pack_with_baseline
 from . import app_state
 
 log = logging.getLogger("afm_local.server")
@@ -29,7 +30,9 @@ BUILTIN_PROMPT_SHARE = 0.75  # of the built-in model's window left after the rep
 
 
 @router.post(ROUTE)
-async def chat_completions(body: ChatCompletionRequest, request: Request, state: AppState = Depends(app_state)) -> Response:
+async def chat_completions(
+    body: ChatCompletionRequest, request: Request, state: AppState = Depends(app_state)
+) -> Response:
     chat = split_chat(body.messages)
     options = body.afm or AFMOptions()
     budget = options.budget_tokens or state.settings.budget
@@ -40,7 +43,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, state:
     def work() -> tuple[Context, int]:
         fm = state.manager(state.stateless_cache)
         fm.add_messages(chat.history)
-        return build(fm, chat.query, budget, chat.preamble, options.render, options.packing)
+        return pack_with_baseline(fm, chat.query, budget, chat.preamble, options.render, options.packing)
 
     ctx, original = await state.run(work)
     headers = state.count_context(ctx, original, ROUTE)
@@ -50,8 +53,13 @@ async def chat_completions(body: ChatCompletionRequest, request: Request, state:
     return await forward(state, packed, body, request, headers)
 
 
-async def forward(state: AppState, packed: list[dict[str, Any]], body: ChatCompletionRequest, request: Request,
-                  headers: dict[str, str]) -> Response:
+async def forward(
+    state: AppState,
+    packed: list[dict[str, Any]],
+    body: ChatCompletionRequest,
+    request: Request,
+    headers: dict[str, str],
+) -> Response:
     """Send the packed request to the upstream; stream its answer back when the client streams."""
     assert state.http is not None and state.settings.upstream
     payload = body.model_dump(exclude_unset=True, exclude={"afm", "messages"})
@@ -61,8 +69,9 @@ async def forward(state: AppState, packed: list[dict[str, Any]], body: ChatCompl
         out_headers["authorization"] = f"Bearer {state.settings.upstream_api_key}"
     elif not state.settings.api_key and request.headers.get("authorization"):
         out_headers["authorization"] = request.headers["authorization"]  # the client's own upstream key
-    upstream_request = state.http.build_request("POST", state.settings.upstream + ROUTE,
-                                                content=json.dumps(payload).encode(), headers=out_headers)
+    upstream_request = state.http.build_request(
+        "POST", state.settings.upstream + ROUTE, content=json.dumps(payload).encode(), headers=out_headers
+    )
     try:
         response = await state.http.send(upstream_request, stream=True)
     except httpx.HTTPError as exc:
@@ -87,11 +96,21 @@ async def forward(state: AppState, packed: list[dict[str, Any]], body: ChatCompl
         finally:
             await response.aclose()
 
-    return StreamingResponse(passthrough(), status_code=response.status_code, media_type=media_type,
-                             headers={**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        passthrough(),
+        status_code=response.status_code,
+        media_type=media_type,
+        headers={**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
 
-async def builtin_answer(state: AppState, packed: list[dict[str, Any]], body: ChatCompletionRequest,
-                         params: dict[str, Any], headers: dict[str, str]) -> Response:
+
+async def builtin_answer(
+    state: AppState,
+    packed: list[dict[str, Any]],
+    body: ChatCompletionRequest,
+    params: dict[str, Any],
+    headers: dict[str, str],
+) -> Response:
     """Answer with the built-in llama.cpp model on its own thread; streams as server-sent events."""
     builtin = state.builtin
     assert builtin is not None
@@ -101,7 +120,7 @@ async def builtin_answer(state: AppState, packed: list[dict[str, Any]], body: Ch
         result = await loop.run_in_executor(builtin.executor, builtin.complete, messages, params)
         return JSONResponse(result, headers=headers)
     # Streaming: load (and fail) before the 200 goes out, then produce chunks on the llama thread.
-    await loop.run_in_executor(builtin.executor, builtin._ensure)
+    await loop.run_in_executor(builtin.executor, builtin.ensure_loaded)
     queue: asyncio.Queue[Any] = asyncio.Queue()
     cancelled = threading.Event()
 
@@ -121,5 +140,8 @@ async def builtin_answer(state: AppState, packed: list[dict[str, Any]], body: Ch
         finally:
             cancelled.set()
 
-    return StreamingResponse(events(), media_type="text/event-stream",
-                             headers={**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        events(),
+        media_type="text/event-stream",
+        headers={**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 
 from ...core.types import Context
 from ..schemas import ContextOptions, StatelessContextRequest
-from ..state import AppState, build
+from ..state import AppState, pack_with_baseline
 from . import app_state
 
 router = APIRouter(tags=["context"])
@@ -19,8 +19,9 @@ STATELESS_ROUTE = "/v1/context"
 async def session_context(session_id: str, body: ContextOptions, state: AppState = Depends(app_state)) -> JSONResponse:
     session = await state.session(session_id)
     assert session.fm is not None
-    ctx, original = await state.run(build, session.fm, body.query, body.budget_tokens, body.system_preamble,
-                                    body.render, body.packing)
+    ctx, original = await state.run(
+        pack_with_baseline, session.fm, body.query, body.budget_tokens, body.system_preamble, body.render, body.packing
+    )
     return JSONResponse(ctx.to_dict(), headers=state.count_context(ctx, original, SESSION_ROUTE))
 
 
@@ -29,7 +30,7 @@ async def stateless_context(body: StatelessContextRequest, state: AppState = Dep
     def work() -> tuple[Context, int]:
         fm = state.manager(state.stateless_cache)
         fm.add_messages([m.model_dump() for m in body.messages])
-        return build(fm, body.query, body.budget_tokens, body.system_preamble, body.render, body.packing)
+        return pack_with_baseline(fm, body.query, body.budget_tokens, body.system_preamble, body.render, body.packing)
 
     ctx, original = await state.run(work)
     return JSONResponse(ctx.to_dict(), headers=state.count_context(ctx, original, STATELESS_ROUTE))

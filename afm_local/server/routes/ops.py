@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ... import __version__
+from ..._version import __version__
 from ...core.errors import StoreError
 from ..errors import error_body
 from ..state import AppState
@@ -34,9 +34,15 @@ async def healthz(state: AppState = Depends(app_state)) -> Any:
         await anyio.to_thread.run_sync(state.store.check)
     except StoreError as exc:
         state.report_health(str(exc))
-        return JSONResponse({"status": "unavailable", "version": __version__, "ready": ready,
-                             **error_body("storage_unavailable", "the store cannot be used; see the server log")},
-                            status_code=503)
+        return JSONResponse(
+            {
+                "status": "unavailable",
+                "version": __version__,
+                "ready": ready,
+                **error_body("storage_unavailable", "the store cannot be used; see the server log"),
+            },
+            status_code=503,
+        )
     state.report_health(None)
     return {"status": "ok", "version": __version__, "ready": ready}
 
@@ -44,9 +50,16 @@ async def healthz(state: AppState = Depends(app_state)) -> Any:
 @router.get("/", include_in_schema=False)
 async def inspector() -> Response:
     html = (STATIC_DIR / "inspector.html").read_bytes()
-    return Response(html, media_type="text/html; charset=utf-8",
-                    headers={"Content-Security-Policy": INSPECTOR_CSP, "X-Content-Type-Options": "nosniff",
-                             "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"})
+    return Response(
+        html,
+        media_type="text/html; charset=utf-8",
+        headers={
+            "Content-Security-Policy": INSPECTOR_CSP,
+            "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer",
+            "Cache-Control": "no-store",
+        },
+    )
 
 
 @router.get("/metrics", tags=["ops"])

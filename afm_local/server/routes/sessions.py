@@ -7,7 +7,8 @@ from typing import Any
 
 from fastapi import APIRouter, Depends
 
-from ..errors import APIError
+from ...core.errors import UnknownSession
+from ...core.turns import as_turn
 from ..schemas import MessageIn, SessionCreated
 from ..state import AppState, message_out
 from ..store import valid_session_id
@@ -34,7 +35,7 @@ async def get_session(session_id: str, state: AppState = Depends(app_state)) -> 
     found = await state.run(state.store.messages_since, session_id, 0)
     if info is None or found is None:
         state.forget(session_id)
-        raise APIError(404, "not_found", "unknown session")
+        raise UnknownSession(session_id)
     rows = {r["id"]: r for r in found[1]}
     return {**info, "messages": [message_out(m, rows.get(m.id)) for m in session.fm.messages]}
 
@@ -42,7 +43,7 @@ async def get_session(session_id: str, state: AppState = Depends(app_state)) -> 
 @router.delete("/{session_id}")
 async def delete_session(session_id: str, state: AppState = Depends(app_state)) -> dict[str, Any]:
     if not valid_session_id(session_id):
-        raise APIError(404, "not_found", "unknown session")
+        raise UnknownSession(session_id)
     session = state.sessions.get(session_id)
     if session is not None:
         async with session.lock:
@@ -51,7 +52,7 @@ async def delete_session(session_id: str, state: AppState = Depends(app_state)) 
     else:
         deleted = await state.run(state.store.delete_session, session_id)
     if not deleted:
-        raise APIError(404, "not_found", "unknown session")
+        raise UnknownSession(session_id)
     return {"id": session_id, "deleted": True}
 
 
@@ -60,12 +61,11 @@ async def append_message(session_id: str, body: MessageIn, state: AppState = Dep
     """Artifacts first, then the row (the store gives it the session's next position), then the answer:
     ``201`` means committed. See ``server.state`` for how the loaded copy follows the store."""
     session = await state.session(session_id)  # 404 before any model work
-    message_id = uuid.uuid4().hex
-    await state.run(state.prepare_artifacts,
-                    {"role": body.role, "content": body.content, "importance": body.importance, "id": message_id})
+    turn = as_turn({**body.model_dump(), "id": uuid.uuid4().hex})
+    await state.run(state.prepare_artifacts, turn)
+    importance = turn.importance.value if turn.importance is not None else None
     async with session.lock:
-        row = await state.run(state.store.append_message, session_id, message_id, body.role, body.content,
-                              body.importance)
+        row = await state.run(state.store.append_message, session_id, turn.id, turn.role, turn.content, importance)
         await state.catch_up(session_id, session)
     assert session.fm is not None
     state.appended.inc()

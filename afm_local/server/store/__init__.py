@@ -23,8 +23,16 @@ from .sql import SESSION_ID_RE, new_session_id, valid_session_id
 from .sqlite import SQLiteStore
 from .url import is_postgres_url, redact_url
 
-__all__ = ["SESSION_ID_RE", "SQLiteStore", "Store", "is_postgres_url", "new_session_id", "open_store",
-           "redact_url", "valid_session_id"]
+__all__ = [
+    "SESSION_ID_RE",
+    "SQLiteStore",
+    "Store",
+    "is_postgres_url",
+    "new_session_id",
+    "open_store",
+    "redact_url",
+    "valid_session_id",
+]
 
 
 class Store(Protocol):
@@ -40,8 +48,9 @@ class Store(Protocol):
 
     def delete_session(self, session_id: str) -> bool: ...
 
-    def append_message(self, session_id: str, message_id: str, role: str, content: str,
-                       importance: str | None) -> dict[str, Any]: ...
+    def append_message(
+        self, session_id: str, message_id: str, role: str, content: str, importance: str | None
+    ) -> dict[str, Any]: ...
 
     def messages_since(self, session_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]] | None: ...
 
@@ -63,6 +72,8 @@ def open_store(db: str | Path, *, synchronous: str = "NORMAL", pool_size: int = 
     except ImportError as exc:
         if (exc.name or "psycopg").split(".")[0] not in ("psycopg", "psycopg_pool"):
             raise
-        raise StoreError(f"--db {redact_url(str(db))} needs PostgreSQL support, which is not installed: "
-                         f"pip install 'afm-local[postgres]' (or scripts/setup.sh dev)") from None
+        raise StoreError(
+            f"--db {redact_url(str(db))} needs PostgreSQL support, which is not installed: "
+            f"pip install 'afm-local[postgres]' (or scripts/setup.sh dev)"
+        ) from None
     return PostgresStore(str(db), pool_size=pool_size)

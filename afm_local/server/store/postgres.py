@@ -32,8 +32,9 @@ and driver messages are scrubbed of it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import psycopg
@@ -49,8 +50,13 @@ log = logging.getLogger("afm_local.server")
 
 MIGRATION_LOCK = 0x61666D2D6C6F63  # pg_advisory_xact_lock key held while migrating ("afm-loc")
 CONNECT_TIMEOUT_S = 5
-UNAVAILABLE = (psycopg.OperationalError, psycopg.InternalError, pg_errors.ReadOnlySqlTransaction,
-               pg_errors.InsufficientPrivilege, pg_errors.UndefinedTable)
+UNAVAILABLE = (
+    psycopg.OperationalError,
+    psycopg.InternalError,
+    pg_errors.ReadOnlySqlTransaction,
+    pg_errors.InsufficientPrivilege,
+    pg_errors.UndefinedTable,
+)
 
 
 class _PgExecutor:
@@ -60,7 +66,7 @@ class _PgExecutor:
         self._conn = conn
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self._conn.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
+        return self._conn.execute(sql.replace("?", "%s"), params)
 
 
 class PostgresStore(SQLStore):
@@ -74,16 +80,26 @@ class PostgresStore(SQLStore):
         self._timeout = timeout_s
         self._lost: str | None = None
         try:
-            params = {"connect_timeout": str(CONNECT_TIMEOUT_S), "application_name": "afm-local",
-                      **conninfo_to_dict(url)}  # the URL's own settings win
-            conninfo = make_conninfo(**params)
+            params = {
+                "connect_timeout": str(CONNECT_TIMEOUT_S),
+                "application_name": "afm-local",
+                **conninfo_to_dict(url),
+            }  # the URL's own settings win
+            conninfo = make_conninfo("", **params)
         except psycopg.ProgrammingError as exc:
             raise InvalidInput(f"--db {self.description}: not a valid PostgreSQL URL ({self._scrub(exc)})") from None
         self._conninfo = conninfo
         self._probe()  # a clear one-line error (refused, wrong password, no such database) before the pool
-        self._pool = ConnectionPool(conninfo, min_size=1, max_size=max(2, pool_size), timeout=timeout_s,
-                                    kwargs={"autocommit": True}, configure=self._configure, name="afm-local",
-                                    open=False)
+        self._pool = ConnectionPool(
+            conninfo,
+            min_size=1,
+            max_size=max(2, pool_size),
+            timeout=timeout_s,
+            kwargs={"autocommit": True},
+            configure=self._configure,
+            name="afm-local",
+            open=False,
+        )
         try:
             self._pool.open(wait=True, timeout=timeout_s)
             self.store_id = self._migrate()
@@ -110,8 +126,10 @@ class PostgresStore(SQLStore):
 
     def _mark_lost(self) -> None:
         if self._lost is None:
-            self._lost = (f"the database behind {self.description} was replaced (its store id changed) since this "
-                          f"worker opened it; work is refused until a restart")
+            self._lost = (
+                f"the database behind {self.description} was replaced (its store id changed) since this "
+                f"worker opened it; work is refused until a restart"
+            )
             log.error("%s", self._lost)
 
     @contextmanager
@@ -134,8 +152,9 @@ class PostgresStore(SQLStore):
 
     def _translate(self, exc: Exception) -> StoreError | None:
         if isinstance(exc, PoolTimeout):
-            return StoreUnavailable(self._lost or f"no connection to PostgreSQL at {self.description} "
-                                                  f"within {self._timeout:g} s")
+            return StoreUnavailable(
+                self._lost or f"no connection to PostgreSQL at {self.description} within {self._timeout:g} s"
+            )
         if isinstance(exc, pg_errors.DiskFull):
             return StoreFull(f"PostgreSQL at {self.description} has no disk space left; nothing was written")
         if isinstance(exc, UNAVAILABLE):
@@ -163,7 +182,8 @@ class PostgresStore(SQLStore):
             with self._transaction(write=False, timeout_s=min(self._timeout, 2.0)) as db:
                 in_recovery, read_only, store_id = db.execute(
                     "SELECT pg_is_in_recovery(), current_setting('transaction_read_only'), "
-                    "(SELECT value FROM store_meta WHERE key = 'store_id')").fetchone()
+                    "(SELECT value FROM store_meta WHERE key = 'store_id')"
+                ).fetchone()
         except StoreUnavailable:
             if self._lost is None:
                 self._probe()  # the reason, when the server is down or refuses us
@@ -172,8 +192,9 @@ class PostgresStore(SQLStore):
             self._mark_lost()
             raise StoreUnavailable(self._lost or "")
         if in_recovery or read_only == "on":
-            raise StoreUnavailable(f"PostgreSQL at {self.description} is read-only (a standby, or "
-                                   f"default_transaction_read_only is on)")
+            raise StoreUnavailable(
+                f"PostgreSQL at {self.description} is read-only (a standby, or default_transaction_read_only is on)"
+            )
 
     def close(self) -> None:
         self._pool.close()

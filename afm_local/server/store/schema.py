@@ -32,7 +32,9 @@ TYPES: dict[str, dict[str, str]] = {
 }
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration("m001_initial", """
+    Migration(
+        "m001_initial",
+        """
         CREATE TABLE sessions (
             id       TEXT PRIMARY KEY,
             created  {real} NOT NULL
@@ -54,22 +56,30 @@ MIGRATIONS: tuple[Migration, ...] = (
             blob  {blob} NOT NULL,
             PRIMARY KEY (kind, key)
         ) {without_rowid}
-    """),
+    """,
+    ),
     # The next message's seq, kept on the session row: an append increments it in the same transaction
     # as its insert, so concurrent appends (any number of processes) serialise on that one row and the
     # order stays total and gap-free. Its value is also the session's message count.
-    Migration("m002_session_next_seq", """
+    Migration(
+        "m002_session_next_seq",
+        """
         ALTER TABLE sessions ADD COLUMN next_seq INTEGER NOT NULL DEFAULT 0;
-        UPDATE sessions SET next_seq = (SELECT COALESCE(MAX(seq) + 1, 0) FROM messages WHERE messages.session_id = sessions.id)
-    """),
+        UPDATE sessions SET next_seq = (SELECT COALESCE(MAX(seq) + 1, 0) FROM messages
+                                        WHERE messages.session_id = sessions.id)
+    """,
+    ),
     # A random id written once when the store is created: a worker that finds another id behind its
     # connection string talks to a replaced database and refuses it.
-    Migration("m003_store_meta", """
+    Migration(
+        "m003_store_meta",
+        """
         CREATE TABLE store_meta (
             key    TEXT PRIMARY KEY,
             value  TEXT NOT NULL
         )
-    """),
+    """,
+    ),
 )
 
 MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied {real} NOT NULL)"

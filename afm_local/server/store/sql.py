@@ -24,8 +24,9 @@ import re
 import secrets
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any, ClassVar, Protocol, Sequence
+from typing import Any, ClassVar, Protocol
 
 from ...core.errors import StoreError, UnknownSession
 from .schema import MIGRATIONS, MIGRATIONS_TABLE, TYPES
@@ -48,7 +49,7 @@ class Executor(Protocol):
 
 
 def _message_row(r: Sequence[Any]) -> dict[str, Any]:
-    return {"seq": r[0], "id": r[1], "role": r[2], "content": r[3], "importance_override": r[4], "created": r[5]}
+    return {"seq": r[0], "id": r[1], "role": r[2], "content": r[3], "importance": r[4], "created": r[5]}
 
 
 class SQLStore(ABC):
@@ -89,15 +90,19 @@ class SQLStore(ABC):
             applied = self._adopt_legacy(db, {r[0] for r in db.execute("SELECT name FROM _migrations").fetchall()})
             unknown = sorted(applied - {m.name for m in MIGRATIONS})
             if unknown:
-                raise StoreError(f"{self.description} was written by a newer afm-local (migrations {', '.join(unknown)} "
-                                 f"are unknown here); upgrade afm-local")
+                raise StoreError(
+                    f"{self.description} was written by a newer afm-local (migrations {', '.join(unknown)} "
+                    f"are unknown here); upgrade afm-local"
+                )
             for migration in MIGRATIONS:
                 if migration.name not in applied:
                     for statement in migration.statements(self.dialect):
                         db.execute(statement)
                     db.execute("INSERT INTO _migrations (name, applied) VALUES (?, ?)", (migration.name, time.time()))
-            db.execute("INSERT INTO store_meta (key, value) VALUES ('store_id', ?) ON CONFLICT (key) DO NOTHING",
-                       (secrets.token_hex(16),))
+            db.execute(
+                "INSERT INTO store_meta (key, value) VALUES ('store_id', ?) ON CONFLICT (key) DO NOTHING",
+                (secrets.token_hex(16),),
+            )
             return str(db.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()[0])
 
     # ------------------------------------------------------------------ sessions
@@ -117,8 +122,9 @@ class SQLStore(ABC):
 
     def list_sessions(self, limit: int = 100) -> list[dict[str, Any]]:
         with self._transaction(write=False) as db:
-            rows = db.execute("SELECT id, created, next_seq FROM sessions ORDER BY created DESC LIMIT ?",
-                              (int(limit),)).fetchall()
+            rows = db.execute(
+                "SELECT id, created, next_seq FROM sessions ORDER BY created DESC LIMIT ?", (int(limit),)
+            ).fetchall()
         return [{"id": r[0], "created": r[1], "messages": r[2]} for r in rows]
 
     def delete_session(self, session_id: str) -> bool:
@@ -131,22 +137,34 @@ class SQLStore(ABC):
 
     # ------------------------------------------------------------------ messages
 
-    def append_message(self, session_id: str, message_id: str, role: str, content: str,
-                       importance: str | None) -> dict[str, Any]:
+    def append_message(
+        self, session_id: str, message_id: str, role: str, content: str, importance: str | None
+    ) -> dict[str, Any]:
         """Append one message at the session's next position; returns the row once it is committed."""
         if not valid_session_id(session_id):
             raise UnknownSession(session_id)
         created = time.time()
         with self._transaction(write=True) as db:
-            taken = db.execute("UPDATE sessions SET next_seq = next_seq + 1 WHERE id = ? RETURNING next_seq - 1",
-                               (session_id,)).fetchall()
+            taken = db.execute(
+                "UPDATE sessions SET next_seq = next_seq + 1 WHERE id = ? RETURNING next_seq - 1", (session_id,)
+            ).fetchall()
             if not taken:
                 raise UnknownSession(session_id)
             seq = int(taken[0][0])
-            db.execute("INSERT INTO messages (session_id, seq, message_id, role, content, importance, created) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)", (session_id, seq, message_id, role, content, importance, created))
-        return {"session_id": session_id, "seq": seq, "id": message_id, "role": role, "content": content,
-                "importance_override": importance, "created": created}
+            db.execute(
+                "INSERT INTO messages (session_id, seq, message_id, role, content, importance, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session_id, seq, message_id, role, content, importance, created),
+            )
+        return {
+            "session_id": session_id,
+            "seq": seq,
+            "id": message_id,
+            "role": role,
+            "content": content,
+            "importance": importance,
+            "created": created,
+        }
 
     def messages_since(self, session_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]] | None:
         """The session's message count and its messages from position ``since`` on, in order; ``None``
@@ -154,9 +172,12 @@ class SQLStore(ABC):
         if not valid_session_id(session_id):
             return None
         with self._transaction(write=False) as db:  # one round trip: this runs before every use of a session
-            rows = db.execute("SELECT s.next_seq, m.seq, m.message_id, m.role, m.content, m.importance, m.created "
-                              "FROM sessions s LEFT JOIN messages m ON m.session_id = s.id AND m.seq >= ? "
-                              "WHERE s.id = ? ORDER BY m.seq", (since, session_id)).fetchall()
+            rows = db.execute(
+                "SELECT s.next_seq, m.seq, m.message_id, m.role, m.content, m.importance, m.created "
+                "FROM sessions s LEFT JOIN messages m ON m.session_id = s.id AND m.seq >= ? "
+                "WHERE s.id = ? ORDER BY m.seq",
+                (since, session_id),
+            ).fetchall()
         if not rows:
             return None
         return int(rows[0][0]), [_message_row(r[1:]) for r in rows if r[1] is not None]
@@ -172,5 +193,8 @@ class SQLStore(ABC):
         # Not durable on its own: an artifact is derived data, and the message row that needs it commits
         # after it, durably, which (write-ahead logs being sequential) makes it durable too.
         with self._transaction(write=True, durable=False) as db:
-            db.execute("INSERT INTO artifacts (kind, key, blob) VALUES (?, ?, ?) "
-                       "ON CONFLICT (kind, key) DO UPDATE SET blob = excluded.blob", (kind, key, bytes(data)))
+            db.execute(
+                "INSERT INTO artifacts (kind, key, blob) VALUES (?, ?, ?) "
+                "ON CONFLICT (kind, key) DO UPDATE SET blob = excluded.blob",
+                (kind, key, bytes(data)),
+            )

@@ -35,9 +35,9 @@ import resource
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Iterator
 
 from ...core.errors import StoreError, StoreFull, StoreUnavailable
 from .sql import Executor, SQLStore
@@ -86,8 +86,13 @@ class SQLiteStore(SQLStore):
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             try:
-                for pragma in ("journal_mode=WAL", f"synchronous={self.synchronous}", "foreign_keys=ON",
-                               "secure_delete=ON", "busy_timeout=30000"):
+                for pragma in (
+                    "journal_mode=WAL",
+                    f"synchronous={self.synchronous}",
+                    "foreign_keys=ON",
+                    "secure_delete=ON",
+                    "busy_timeout=30000",
+                ):
                     conn.execute(f"PRAGMA {pragma}")
             except sqlite3.Error:
                 conn.close()
@@ -129,8 +134,9 @@ class SQLiteStore(SQLStore):
             return None
         primary, name = code & 0xFF, getattr(exc, "sqlite_errorname", str(code))
         if primary == SQLITE_FULL or (primary == SQLITE_IOERR and self._no_room()):
-            return StoreFull(f"{self.path}: no room left on the disk (or under the file-size limit); "
-                             f"nothing was written ({name})")
+            return StoreFull(
+                f"{self.path}: no room left on the disk (or under the file-size limit); nothing was written ({name})"
+            )
         if primary == SQLITE_READONLY or (primary == SQLITE_CANTOPEN and self._read_only()):
             return StoreUnavailable(f"cannot write {self.path}: the file or its folder is read-only ({name})")
         if primary in UNAVAILABLE:
@@ -152,8 +158,11 @@ class SQLiteStore(SQLStore):
             limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
             if limit == resource.RLIM_INFINITY:
                 return False
-            sizes = [os.stat(f"{self.path}{suffix}").st_size for suffix in FILES[:2]
-                     if os.path.exists(f"{self.path}{suffix}")]
+            sizes = [
+                os.stat(f"{self.path}{suffix}").st_size
+                for suffix in FILES[:2]
+                if os.path.exists(f"{self.path}{suffix}")
+            ]
             return any(size + ROOM_MARGIN > limit for size in sizes)
         except OSError:
             return False
@@ -185,8 +194,10 @@ class SQLiteStore(SQLStore):
 
     def _rescue(self, changed: list[str]) -> str:
         """Copy what this process can still read of the lost file next to it; returns the error to report."""
-        what = (f"the database file {self.path} ({', '.join(changed)}) was deleted or replaced while the server "
-                f"ran; writes are refused until a restart opens the file now at that path")
+        what = (
+            f"the database file {self.path} ({', '.join(changed)}) was deleted or replaced while the server "
+            f"ran; writes are refused until a restart opens the file now at that path"
+        )
         target = self.path.with_name(f"{self.path.name}.recovered-{int(time.time())}")
         try:
             with self._write_lock:
@@ -220,8 +231,9 @@ class SQLiteStore(SQLStore):
             return applied
         row = db.execute("SELECT version FROM schema_version").fetchone()
         if row is None or row[0] != 1:
-            raise StoreError(f"{self.path} has schema version {row[0] if row else 'none'}, which this afm-local "
-                             f"cannot read")
+            raise StoreError(
+                f"{self.path} has schema version {row[0] if row else 'none'}, which this afm-local cannot read"
+            )
         db.execute("INSERT INTO _migrations (name, applied) VALUES ('m001_initial', ?)", (time.time(),))
         db.execute("UPDATE schema_version SET version = 2")
         return {"m001_initial"}

@@ -20,6 +20,5 @@ def redact_url(url: str) -> str:
         userinfo, host = netloc.rsplit("@", 1)
         user, has_password, _ = userinfo.partition(":")
         netloc = f"{user}:***@{host}" if has_password else f"{user}@{host}"
-    query = "&".join("password=***" if p.partition("=")[0].lower() == "password" else p
-                     for p in parts.query.split("&"))
+    query = "&".join("password=***" if p.partition("=")[0].lower() == "password" else p for p in parts.query.split("&"))
     return f"{parts.scheme}://{netloc}{parts.path}" + (f"?{query}" if query else "")

@@ -1,34 +1,26 @@
-"""The extractive compressor and the placeholder topic: deterministic, query-independent, instant.
+"""The extractive compressor: whole sentences of the message, verbatim but for safe trims.
 
-The compressor is the guaranteed path: the llama.cpp compressor is checked against the same facts and
-falls back to it. Its units are whole sentences and list items, kept verbatim, so what it sends is
-grammatical and says only what the message said; a cut inside a sentence ("I avoid staying in
-large.") can invert a meaning, a dropped sentence cannot. Every sentence that carries a fact (a
-number, a negation, a stated preference, a named thing or a hard constraint: ``facts.carries_facts``)
-or asks a real question is kept, and so is the most telling of the others; the rest fill what is left
-of the target by value per token, best first, and small talk and offers never. Within a kept sentence only two trims are made, each only when the sentence keeps all its
-facts without it: a filler opener ("Well, ", "Thanks, ", "Кстати, ") and a parenthetical. A message
-that cannot be shortened this way stays longer than the target, and one that cannot be shortened at
-all comes back unchanged, for the engine to send Full or as a placeholder.
-
-The topic extractor names a message by its highest-scoring key phrases rather than its first words.
+Deterministic, query-independent and instant, it is the path that always runs; a model's summary is
+checked against the same facts and falls back to it (``text.guarded``). What it keeps and why:
+README.md, section Compression.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
-from . import facts
-from .lexicon import OFFER_RE, PARENTHETICAL_RE, STOPWORDS, is_named, is_number, sentence_spans, split_sentences, words
 from ..core.protocols import Compressor, TokenCounter
-from .rules import is_small_talk
 from ..core.types import Compression
+from . import facts
+from .lexicon import OFFER_RE, PARENTHETICAL_RE, STOPWORDS, sentence_spans, split_sentences, words
+from .rules import is_small_talk
 
 _OPENER_RE = re.compile(
-    r"^(?:(?:well|oh|oh wow|wow|so|okay|ok|alright|all right|anyway|actually|honestly|hi|hello|hey|thanks|thank you|great"
-    r"|perfect|cool|sure|ну|так|кстати|слушай(?:те)?|короче|ой|ладно|хорошо|вообще-то|в общем|спасибо|привет"
+    r"^(?:(?:well|oh|oh wow|wow|so|okay|ok|alright|all right|anyway|actually|honestly|hi|hello|hey|thanks"
+    r"|thank you|great|perfect|cool|sure"
+    r"|ну|так|кстати|слушай(?:те)?|короче|ой|ладно|хорошо|вообще-то|в общем|спасибо|привет"
     r"|здравствуйте|отлично)(?: there)?\s*[,!]\s+)+",
     re.IGNORECASE,
 )
@@ -51,7 +43,7 @@ def _trim(sentence: str) -> str:
     out = PARENTHETICAL_RE.sub("", sentence)
     opener = _OPENER_RE.match(out)
     if opener:
-        rest = out[opener.end():]
+        rest = out[opener.end() :]
         out = rest[:1].upper() + rest[1:] if sentence[:1].isupper() else rest
     left = out.split()
     if out == sentence or len(left) < 3 or left[0].lower() in _NO_START or facts.check(sentence, out) is not None:
@@ -66,7 +58,7 @@ def units(text: str) -> list[Unit]:
     out = []
     for k, (a, b) in enumerate(spans):
         sentence = text[a:b]
-        gap = text[b:spans[k + 1][0]] if k + 1 < len(spans) else ""
+        gap = text[b : spans[k + 1][0]] if k + 1 < len(spans) else ""
         out.append(Unit(sentence, _trim(sentence), gap, _kept(sentence)))
     return out
 
@@ -93,7 +85,7 @@ def _value(unit: Unit, first: bool) -> float:
     return len(content) + (1.0 if first else 0.0)
 
 
-def assemble(parts: Sequence[Unit], chosen: Sequence[int], trimmed: bool) -> str:
+def assemble(parts: Sequence[Unit], chosen: Iterable[int], trimmed: bool) -> str:
     """The chosen units in source order, each followed by its own separator from the source (so list
     items stay on their lines and a sentence keeps its full stop or semicolon)."""
     order = sorted(chosen)
@@ -134,7 +126,10 @@ class ExtractiveCompressor:
         target = max(self._min_tokens // 2, round(total * ratio))
         for trimmed in (True, False):
             candidate = assemble(parts, self._choose(parts, target, trimmed), trimmed)
-            if self._counter.count(candidate) <= total * (1 - self._min_saving) and facts.check(text, candidate) is None:
+            if (
+                self._counter.count(candidate) <= total * (1 - self._min_saving)
+                and facts.check(text, candidate) is None
+            ):
                 return Compression(candidate, self.name)
         return Compression(text, self.name)
 
@@ -147,8 +142,10 @@ class ExtractiveCompressor:
         values = [_value(u, i == 0) for i, u in enumerate(parts)]
         chosen = {i for i, u in enumerate(parts) if u.kept}
         used = sum(costs[i] for i in chosen)
-        ranked = sorted((i for i in range(len(parts)) if i not in chosen and values[i] > 0),
-                        key=lambda i: (-values[i] / max(1, costs[i]) ** 0.5, i))
+        ranked = sorted(
+            (i for i in range(len(parts)) if i not in chosen and values[i] > 0),
+            key=lambda i: (-values[i] / max(1, costs[i]) ** 0.5, i),
+        )
         for k, i in enumerate(ranked):
             if k and used + costs[i] > target:
                 continue
@@ -157,8 +154,9 @@ class ExtractiveCompressor:
         return chosen or {0}
 
 
-def constraint_form(text: str, is_constraint: Callable[[Sequence[str]], list[bool]], compressor: Compressor,
-                    ratio: float) -> str:
+def constraint_sentences(
+    text: str, is_constraint: Callable[[Sequence[str]], list[bool]], compressor: Compressor, ratio: float
+) -> str:
     """A long constraint message as its constraint sentences verbatim and the rest compressed, in order.
 
     ``is_constraint`` says which sentences carry a constraint (the classifier, sentence by sentence).
@@ -183,36 +181,3 @@ def constraint_form(text: str, is_constraint: Callable[[Sequence[str]], list[boo
     if run:
         parts.append(compressor.compress(" ".join(run), ratio).text)
     return " ".join(parts)
-
-
-class KeyphraseTopicer:
-    """Names a message by its two best key phrases: runs of content words, named things first."""
-
-    name = "keyphrase"
-
-    def __init__(self, max_phrases: int = 2, max_words: int = 3) -> None:
-        self._max_phrases = max_phrases
-        self._max_words = max_words
-
-    def topic(self, text: str) -> str:
-        phrases: list[tuple[float, int, list[str]]] = []
-        run: list[str] = []
-        run_score = 0.0
-        position = 0
-        for sentence in split_sentences(text) or [text]:
-            toks = words(sentence)
-            for i, tok in enumerate(toks + ["."]):
-                content = tok[:1].isalnum() and tok.lower() not in STOPWORDS and (len(tok) > 2 or is_number(tok))
-                if content and len(run) < self._max_words:
-                    run.append(tok)
-                    run_score += 3.0 if is_named(tok, i == 0) else 2.0 if is_number(tok) else 1.0 + min(len(tok), 10) / 10
-                    continue
-                if run:
-                    phrases.append((run_score, position, run))
-                    position += 1
-                run, run_score = ([tok], 1.0 + min(len(tok), 10) / 10) if content else ([], 0.0)
-        if not phrases:
-            return " ".join(words(text)[:3]) or "message"
-        best = sorted(phrases, key=lambda p: (-p[0], p[1]))[: self._max_phrases]
-        best.sort(key=lambda p: p[1])
-        return ", ".join(" ".join(p[2]) for p in best)

@@ -15,22 +15,22 @@ class Item:
     reserved: bool
     score: float
     intended: Fidelity
-    costs: dict[Fidelity, int]  # switched-off forms are absent
-    floor: Fidelity = Fidelity.FULL
+    costs: dict[Fidelity, int]  # switched-off fidelities are absent
+    lowest: Fidelity = Fidelity.FULL
 
 
-def cost(it: Item, form: Fidelity) -> int:
-    return 0 if form is Fidelity.DROPPED else it.costs[form]
+def cost(it: Item, fidelity: Fidelity) -> int:
+    return 0 if fidelity is Fidelity.DROPPED else it.costs[fidelity]
 
 
-def promote(it: Item, form: Fidelity) -> Fidelity:
-    """The best allowed form that costs no more than ``form``."""
-    if form not in it.costs:
-        return form
+def promote(it: Item, fidelity: Fidelity) -> Fidelity:
+    """The best allowed fidelity that costs no more than ``fidelity``."""
+    if fidelity not in it.costs:
+        return fidelity
     for better in ORDER:
-        if better in it.costs and it.costs[better] <= it.costs[form]:
+        if better in it.costs and it.costs[better] <= it.costs[fidelity]:
             return better
-    return form
+    return fidelity
 
 
 def chain(cap: Fidelity, lowest: Fidelity = Fidelity.PLACEHOLDER) -> list[Fidelity]:
@@ -41,15 +41,15 @@ def upgrade(items: list[Item], out: list[Fidelity], order: list[int], caps: list
             lowest: Fidelity = Fidelity.PLACEHOLDER) -> int:
     for i in order:
         it = items[i]
-        for form in chain(caps[i], lowest):
-            if form not in it.costs:
+        for fidelity in chain(caps[i], lowest):
+            if fidelity not in it.costs:
                 continue
-            form = promote(it, form)
-            extra = it.costs[form] - cost(it, out[i])
+            fidelity = promote(it, fidelity)
+            extra = it.costs[fidelity] - cost(it, out[i])
             if extra <= 0:
                 break
             if extra <= spare:
-                out[i] = form
+                out[i] = fidelity
                 spare -= extra
                 break
     return spare
@@ -57,7 +57,7 @@ def upgrade(items: list[Item], out: list[Fidelity], order: list[int], caps: list
 
 def pack(items: list[Item], available: int, packing: str = "afm", fill: str = "chronological",
          spend: str = "intended", reserved_limit: int | None = None, reserve_placeholders: bool = True) -> list[Fidelity]:
-    if sum(cost(it, promote(it, it.floor)) for it in items if it.reserved) > available:
+    if sum(cost(it, promote(it, it.lowest)) for it in items if it.reserved) > available:
         raise ValueError("reserved messages do not fit")
     if spend == "budget" and packing == "afm" and sum(it.costs[Fidelity.FULL] for it in items) <= available:
         return [Fidelity.FULL] * len(items)
@@ -68,7 +68,7 @@ def pack(items: list[Item], available: int, packing: str = "afm", fill: str = "c
         out = []
         for it in items:
             if it.reserved:
-                out.append(promote(it, it.floor))
+                out.append(promote(it, it.lowest))
             elif reserve_placeholders and Fidelity.PLACEHOLDER in it.costs:
                 out.append(promote(it, Fidelity.PLACEHOLDER))
             else:
@@ -80,9 +80,9 @@ def pack(items: list[Item], available: int, packing: str = "afm", fill: str = "c
             if not it.reserved and out[i] is not Fidelity.DROPPED:
                 used -= cost(it, out[i])
                 out[i] = Fidelity.DROPPED
-        floor_dropped = {i for i, it in enumerate(items) if reserve_placeholders
+        dropped_from_reservation = {i for i, it in enumerate(items) if reserve_placeholders
                          and out[i] is Fidelity.DROPPED and Fidelity.PLACEHOLDER in it.costs and not it.reserved}
-        others = [i for i, it in enumerate(items) if not it.reserved and i not in floor_dropped]
+        others = [i for i, it in enumerate(items) if not it.reserved and i not in dropped_from_reservation]
         if fill == "score":
             others.sort(key=lambda i: (-items[i].score, i))
         restore = [i for i, it in enumerate(items) if it.reserved and out[i] is not promote(it, Fidelity.FULL)]

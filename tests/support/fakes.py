@@ -14,7 +14,8 @@ from typing import Sequence
 import numpy as np
 
 from afm_local.core.protocols import Components
-from afm_local.text.compression import ExtractiveCompressor, KeyphraseTopicer
+from afm_local.text.extractive import ExtractiveCompressor
+from afm_local.text.topics import KeyphraseTopicer
 from afm_local.text.rules import RuleClassifier
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")

@@ -1,4 +1,4 @@
-"""Shared real components for the engine tests: loaded once per test process, one thread."""
+"""The real components and the ``afm-local`` command, for the integration and server tests."""
 
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import json
 import os
 import subprocess
 import sys
-from functools import lru_cache
 from pathlib import Path
 
-from afm_local import Components, local_components
+from afm_local import Components
 from afm_local.local import model_files as models
+from afm_local.local import shared_local_components
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 FIX = "afm-local models install"
 
@@ -23,9 +23,9 @@ def installed(name: str) -> bool:
     return bool(states) and all(s.state == "ok" for s in states)
 
 
-@lru_cache(maxsize=1)
 def shared_components() -> Components:
-    return local_components(threads=1)
+    """The default on-device stack, one thread, built once per process (the one ``local_manager()`` uses)."""
+    return shared_local_components(threads=1)
 
 
 def example(name: str) -> dict:
