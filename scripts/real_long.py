@@ -31,9 +31,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from scripts.common import ROOT
-from scripts.corpora import Turn, dialogues
-from scripts.sample_labelling import split_of
+from scripts.common import ROOT, content_stems, distinctive
+from scripts.corpora import Turn, dialogues, split_of
 
 DATA = ROOT / "data" / "long_real"
 CONVERSATIONS = DATA / "conversations.jsonl"
@@ -47,7 +46,6 @@ MIX = {
 }
 CIRCA_PAIRS = 8
 TYPES = ("single", "multi", "temporal", "third_person")
-RARE_SHARE = 0.02  # a word in at most this share of the conversation's messages is distinctive
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,42 +130,6 @@ def cmd_dump(args: argparse.Namespace) -> None:
             lines.append("")
         (out / f"{c.id}.txt").write_text("\n".join(lines), encoding="utf-8")
         print(out / f"{c.id}.txt", n)
-
-
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
-_STOP = frozenset("""a an the and or but if so of to in on at by for with from as is are was were be been being am do does did
-have has had i me my mine we us our you your he him his she her they them their it its this that these those there here
-what which who whom whose when where why how not no yes can could would should will shall may might must just also very
-really too than then about into over under again more most some any all each other such only own same few both out up
-down off once during before after above below between through while because until against get got go going went gone say
-said tell told like one two know think want wanted need needed make made much many well way thing things lot let ok
-okay oh hi hello thanks thank please sure yeah yep right good great""".split())
-
-
-def stem(word: str) -> str:
-    """A crude stem, enough to see "researching" in "research" and "movies" in "movie"."""
-    w = word.lower().replace("’", "'").split("'")[0]
-    for suffix in ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "ly", "s"):
-        if len(w) - len(suffix) >= 4 and w.endswith(suffix):
-            return w[: -len(suffix)]
-    return w
-
-
-def content_stems(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text) if w.lower() not in _STOP and (len(w) >= 3 or w.isdigit())}
-
-
-def distinctive(evidence: str, df: Counter[str], n_messages: int) -> set[str]:
-    """Words of the evidence a question must not reuse: rare in the conversation, a number or a name."""
-    out = set()
-    for w in _WORD.findall(evidence):
-        s = stem(w)
-        if w.lower() in _STOP or (len(w) < 3 and not w.isdigit()):
-            continue
-        if any(ch.isdigit() for ch in w) or df[s] <= max(2, RARE_SHARE * n_messages) or (w[:1].isupper() and w.lower() != w
-                                                                                        and df[s] <= 0.1 * n_messages):
-            out.add(s)
-    return out
 
 
 def check(rows: list[dict]) -> list[str]:

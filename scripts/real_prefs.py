@@ -22,10 +22,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from scripts.common import ROOT
-from scripts.corpora import Turn, dialogues, turn
-from scripts.real_long import content_stems, distinctive
-from scripts.sample_labelling import split_of
+from scripts.common import ROOT, content_stems, distinctive
+from scripts.corpora import Turn, dialogues, split_of, turn
 
 DATA = ROOT / "data" / "long_real"
 SOURCES = ("circa", "redial_subset", "casino", "topical_chat")
