@@ -14,10 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.lexical import Bm25Index
 from ..core.overflow import restatements
 from ..core.packing import NEVER_FITS
 from ..core.types import CRITICAL, Importance, Message, importance_code
 from ..text.facts import restates
+from ..text.lexical import terms
 from ..text.lexicon import letter_counts
 
 # token columns: the three fidelities the packer chooses from, the constraint sentences, the reference line
@@ -37,9 +39,63 @@ class Snapshot:
     tokens: np.ndarray  # int64 (n, 5): full, compressed (never above full), placeholder, constraints, reference
     letters: np.ndarray  # int64 (n, 2): Cyrillic and Latin letters, for the language rule
     restated_by: np.ndarray  # int64: the newest later CRITICAL message restating this one, or -1
+    units: UnitsSnapshot
+    lexical: Bm25Index  # append-only: read for the first len(messages) messages only
 
     def __len__(self) -> int:
         return len(self.messages)
+
+    def lexical_scores(self, query: str) -> np.ndarray:
+        """BM25 of every message of this snapshot for the query's terms."""
+        return self.lexical.scores(terms(query), len(self.messages))
+
+
+@dataclass(frozen=True, slots=True)
+class UnitsSnapshot:
+    """Every message's units (sentences) in one set of columns, messages in order."""
+
+    vectors: np.ndarray  # float32 (m, d), unit rows
+    owners: np.ndarray  # int64 (m,): the message of each unit
+    starts: np.ndarray  # int64 (n,): where each message's units begin
+    tokens: np.ndarray  # int64 (m,): a unit's cost alone
+
+
+class UnitColumns:
+    """Append-only columns of the units of a history's messages; a message without units is one unit,
+    its own vector and token count."""
+
+    def __init__(self, dim: int, capacity: int = 128) -> None:
+        self._vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self._owners = np.zeros(capacity, dtype=np.int64)
+        self._tokens = np.zeros(capacity, dtype=np.int64)
+        self._starts: list[int] = []
+        self._size = 0
+
+    def append(self, message: Message, vector: np.ndarray) -> None:
+        vectors = message.units.vectors if message.units is not None else vector[None]
+        tokens = message.units.tokens if message.units is not None else (message.tokens_full,)
+        k, m = len(vectors), self._size
+        while m + k > len(self._owners):
+            self._grow(2 * len(self._owners))
+        if self._vectors.shape[1] != vectors.shape[1]:
+            self._vectors = np.zeros((len(self._owners), vectors.shape[1]), dtype=np.float32)
+        self._vectors[m : m + k], self._tokens[m : m + k] = vectors, tokens
+        self._owners[m : m + k] = len(self._starts)
+        self._starts.append(m)
+        self._size = m + k
+
+    def snapshot(self, n: int) -> UnitsSnapshot:
+        m = self._starts[n] if n < len(self._starts) else self._size
+        return UnitsSnapshot(
+            self._vectors[:m], self._owners[:m], np.asarray(self._starts[:n], dtype=np.int64), self._tokens[:m]
+        )
+
+    def _grow(self, capacity: int) -> None:
+        for name in ("_vectors", "_owners", "_tokens"):
+            old = getattr(self, name)
+            new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
 
 
 def token_row(m: Message) -> tuple[int, int, int, int, int]:
@@ -60,6 +116,8 @@ class History:
         self._tokens = np.zeros((capacity, TOKEN_COLUMNS), dtype=np.int64)
         self._letters = np.zeros((capacity, 2), dtype=np.int64)
         self._restated_by = np.full(capacity, -1, dtype=np.int64)
+        self._units = UnitColumns(dim)
+        self._lexical = Bm25Index()
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -77,6 +135,8 @@ class History:
         self.messages.append(message)
         self._vectors[n] = vector
         self._write(n, message)
+        self._units.append(message, vector)
+        self._lexical.add(terms(message.content))
         if self._classes[n] == CRITICAL:  # similar by embedding, and saying everything the older one said
             critical = self._classes[: n + 1] == CRITICAL
             similar = restatements(self._vectors[: n + 1], critical, self._threshold)
@@ -125,6 +185,8 @@ class History:
             self._tokens[:n].copy(),
             self._letters[:n],
             self._restated_by[:n].copy(),
+            self._units.snapshot(n),
+            self._lexical,
         )
 
     def vectors(self) -> np.ndarray:
