@@ -26,6 +26,7 @@ class Bm25Index:
         self._docs: dict[str, list[int]] = {}
         self._tf: dict[str, list[int]] = {}
         self._lengths: list[int] = []
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # postings as arrays, made when a query reads them
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -49,14 +50,20 @@ class Bm25Index:
         lengths = np.asarray(self._lengths[:n], dtype=np.float64)
         norm = self.k1 * (1 - self.b + self.b * lengths / max(float(lengths.mean()), 1e-9))
         for term in dict.fromkeys(query):
-            docs = self._docs.get(term)
-            if not docs:
-                continue
-            ids = np.asarray(docs, dtype=np.int64)
+            ids, tf = self._postings(term)
             k = int(np.searchsorted(ids, n))
             if not k:
                 continue
-            ids, tf = ids[:k], np.asarray(self._tf[term][:k], dtype=np.float64)
+            ids, tf = ids[:k], tf[:k]
             idf = np.log(1 + (n - k + 0.5) / (k + 0.5))
             out[ids] += idf * tf / (tf + norm[ids])
         return out
+
+    def _postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """A term's message ids and frequencies as arrays, remade only when a message added it since."""
+        docs = self._docs.get(term, [])
+        cached = self._arrays.get(term)
+        if cached is None or len(cached[0]) != len(docs):
+            cached = (np.asarray(docs, dtype=np.int64), np.asarray(self._tf.get(term, []), dtype=np.float64))
+            self._arrays[term] = cached
+        return cached

@@ -28,15 +28,20 @@ def runs(sent: np.ndarray) -> list[tuple[int, int]]:
 def choose(
     candidates: list[tuple[int, int]], score: np.ndarray, cost: Callable[[int, int], int], spare: int, floor: int = 1
 ) -> list[tuple[int, int]]:
-    """The runs that get a line within ``spare`` tokens, most relevant first, returned in order; no line
-    costs less than ``floor``, so none is priced once less than that is left."""
-    best = [float(score[a:b].max()) for a, b in candidates]
+    """The runs that get a line within ``spare`` tokens, most relevant first, returned in order. No line costs
+    less than ``floor``, and the walk ends at the first line that does not fit (lines cost about the same),
+    so few are priced."""
+    if not candidates:
+        return []
+    bounds = np.asarray(candidates, dtype=np.int64).ravel()  # a0, b0, a1, b1, ...: every other segment is a run
+    best = np.maximum.reduceat(score, bounds[:-1] if bounds[-1] == len(score) else bounds)[::2]
     chosen = []
-    for k in sorted(range(len(candidates)), key=lambda k: (-best[k], candidates[k][0])):
+    for k in np.lexsort((np.arange(len(candidates)), -best)).tolist():
         if spare < floor:
             break
         c = cost(*candidates[k])
-        if c <= spare:
-            chosen.append(candidates[k])
-            spare -= c
+        if c > spare:
+            break
+        chosen.append(candidates[k])
+        spare -= c
     return sorted(chosen)

@@ -186,7 +186,8 @@ def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenC
     """Everything one call packs from: scores (the config's scoring), per-fidelity costs, the fixed cost."""
     n = len(snap)
     recency = recency_weight(messages_ago(n), cfg.half_life)
-    dense = snap.vectors.astype(np.float64) @ query_vector if n else np.zeros(0)
+    query_vector = np.asarray(query_vector, dtype=np.float32)
+    dense = (snap.vectors @ query_vector).astype(np.float64)
     z, excerpts, excerpt_tokens = np.zeros(n), None, None
     if cfg.scoring == "relevance" or cfg.compressed_form == "excerpt":
         units = snap.units

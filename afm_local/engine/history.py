@@ -68,7 +68,8 @@ class UnitColumns:
         self._vectors = np.zeros((capacity, dim), dtype=np.float32)
         self._owners = np.zeros(capacity, dtype=np.int64)
         self._tokens = np.zeros(capacity, dtype=np.int64)
-        self._starts: list[int] = []
+        self._starts = np.zeros(capacity, dtype=np.int64)
+        self._messages = 0
         self._size = 0
 
     def append(self, message: Message, vector: np.ndarray) -> None:
@@ -79,16 +80,17 @@ class UnitColumns:
             self._grow(2 * len(self._owners))
         if self._vectors.shape[1] != vectors.shape[1]:
             self._vectors = np.zeros((len(self._owners), vectors.shape[1]), dtype=np.float32)
+        if self._messages == len(self._starts):  # a new array: a snapshot's view of the old one stays valid
+            self._starts = np.concatenate([self._starts, np.zeros(len(self._starts), dtype=np.int64)])
         self._vectors[m : m + k], self._tokens[m : m + k] = vectors, tokens
-        self._owners[m : m + k] = len(self._starts)
-        self._starts.append(m)
-        self._size = m + k
+        self._owners[m : m + k] = self._messages
+        self._starts[self._messages] = m
+        self._messages, self._size = self._messages + 1, m + k
 
     def snapshot(self, n: int) -> UnitsSnapshot:
-        m = self._starts[n] if n < len(self._starts) else self._size
-        return UnitsSnapshot(
-            self._vectors[:m], self._owners[:m], np.asarray(self._starts[:n], dtype=np.int64), self._tokens[:m]
-        )
+        """Views of the first ``n`` messages' units: rows below those are never written again."""
+        m = int(self._starts[n]) if n < self._messages else self._size
+        return UnitsSnapshot(self._vectors[:m], self._owners[:m], self._starts[:n], self._tokens[:m])
 
     def _grow(self, capacity: int) -> None:
         for name in ("_vectors", "_owners", "_tokens"):
