@@ -63,13 +63,16 @@ class AFMConfig(BaseModel):
         0.1, ge=0, le=5, description="relevance: weight of the BM25 ranking's z-score beside the dense one's."
     )
     recency_prior: float = Field(
-        0.3, ge=0, le=5, description="relevance: z-units added to the newest message, halving every half_life messages."
+        0.3,
+        ge=0,
+        le=5,
+        description="relevance: z-sentences added to the newest message, halving every half_life messages.",
     )
     trivial_penalty: float = Field(
         0.5,
         ge=0,
         le=5,
-        description="relevance: z-units taken from a TRIVIAL message (small talk that is also "
+        description="relevance: z-sentences taken from a TRIVIAL message (small talk that is also "
         "irrelevant goes first; a TRIVIAL message that is the most relevant of the history stays on top).",
     )
     relevant_base: float = Field(0.4, ge=0, description="paper: RELEVANT = max(0, sim) * (base + recency_gain * w).")

@@ -40,7 +40,7 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> np.ndarray: ...
 
-    def embed_units(
+    def embed_sentences(
         self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Passage vectors of ``texts`` and, from the same pass, a vector per character span of each text

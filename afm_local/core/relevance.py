@@ -2,20 +2,20 @@
 
 Pure arithmetic on arrays (docs/configuration.md says why each step is there, with the dev-set figures):
 
-1. **dense**: a message's cosine to the query, or its best unit's (a sentence or list item, embedded in
+1. **dense**: a message's cosine to the query, or its best sentence's (a sentence or list item, embedded in
    the same pass) when that is higher: one relevant sentence in a long answer counts;
 2. **context**: plus ``context_before`` times its predecessor's and ``context_after`` times its
    successor's: an answer ("Horror, mostly.") inherits the relevance of the question it answers;
 3. **calibrated**: as z-scores within this history (how many standard deviations above the history's
    mean), so a threshold means the same for every embedder and every history, whatever band the
    embedder's cosines sit in; plus ``lexical_weight`` times the z-score of the lexical ranking (BM25);
-4. a mild **recency prior** (``recency_prior`` z-units for the newest message, halving every
-   ``half_life`` messages) and a **TRIVIAL penalty** (``trivial_penalty`` z-units): priors and tie
+4. a mild **recency prior** (``recency_prior`` z-sentences for the newest message, halving every
+   ``half_life`` messages) and a **TRIVIAL penalty** (``trivial_penalty`` z-sentences): priors and tie
    breakers, never a multiplier that erases relevance;
 5. the **score** is ``sigmoid(z)``: 0.5 for a message of average relevance, 0.95 about three standard
    deviations above it. CRITICAL messages score ``critical_score``.
 
-A message's **excerpt** (its compressed form under ``compressed_form="excerpt"``) is its unit most similar
+A message's **excerpt** (its compressed form under ``compressed_form="excerpt"``) is its sentence most similar
 to the query, verbatim.
 """
 
@@ -46,25 +46,25 @@ def standardized(x: np.ndarray) -> np.ndarray:
     return (x - x.mean()) / sd if sd > 1e-12 else np.zeros_like(x)
 
 
-def best_units(unit_sims: np.ndarray, starts: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per message, the index of its most similar unit (first on ties) and that similarity.
+def best_sentences(sentence_sims: np.ndarray, starts: np.ndarray, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per message, the index of its most similar sentence (first on ties) and that similarity.
 
-    ``starts``: where each message's units begin in ``unit_sims`` (every message has one unit or more);
-    ``owners``: the message of each unit."""
+    ``starts``: where each message's sentences begin in ``sentence_sims`` (every message has one or more);
+    ``owners``: the message of each sentence."""
     if not len(starts):
         return np.zeros(0, dtype=np.int64), np.zeros(0)
-    best = np.maximum.reduceat(unit_sims, starts)
-    hits = np.flatnonzero(unit_sims >= best[owners])
+    best = np.maximum.reduceat(sentence_sims, starts)
+    hits = np.flatnonzero(sentence_sims >= best[owners])
     first = np.concatenate([[True], owners[hits][1:] != owners[hits][:-1]])
     return hits[first], best.astype(np.float64)
 
 
 def relevance_z(
-    dense: np.ndarray, unit_best: np.ndarray, lexical: np.ndarray, recency: np.ndarray, config: AFMConfig
+    dense: np.ndarray, sentence_best: np.ndarray, lexical: np.ndarray, recency: np.ndarray, config: AFMConfig
 ) -> np.ndarray:
-    """Steps 1–4 but the class prior: how far above the history's mean each message stands (z-units);
+    """Steps 1–4 but the class prior: how far above the history's mean each message stands (z-sentences);
     ``recency`` is ``w`` per message."""
-    near = contextual(np.maximum(dense, unit_best), config.context_before, config.context_after)
+    near = contextual(np.maximum(dense, sentence_best), config.context_before, config.context_after)
     z = standardized(near) + config.lexical_weight * standardized(lexical)
     return z + config.recency_prior * recency
 
@@ -76,11 +76,11 @@ def relevance_scores(classes: np.ndarray, z: np.ndarray, config: AFMConfig) -> n
 
 
 def excerpt_costs(
-    unit_best: np.ndarray, starts: np.ndarray, unit_tokens: np.ndarray, full_tokens: np.ndarray
+    sentence_best: np.ndarray, starts: np.ndarray, sentence_tokens: np.ndarray, full_tokens: np.ndarray
 ) -> np.ndarray:
-    """Per message, the token cost of its query-aware excerpt (its best unit alone), or its full cost when it
-    has one unit or the excerpt would save less than ``1 - EXCERPT_SHARE`` of it (then there is no excerpt)."""
-    counts = np.diff(np.concatenate([starts, [len(unit_tokens)]]))
-    cost = unit_tokens[unit_best]
+    """Per message, the token cost of its query-aware excerpt (its best sentence alone), or its full cost when it
+    has one sentence or the excerpt would save less than ``1 - EXCERPT_SHARE`` of it (then there is no excerpt)."""
+    counts = np.diff(np.concatenate([starts, [len(sentence_tokens)]]))
+    cost = sentence_tokens[sentence_best]
     worth = (counts > 1) & (cost < EXCERPT_SHARE * full_tokens)
     return np.where(worth, cost, full_tokens)

@@ -74,8 +74,8 @@ class Compression:
 
 
 @dataclass(frozen=True, slots=True)
-class Units:
-    """A message's sentences and list items (its units), made at ingest: where each lies in the text, what it
+class Sentences:
+    """A message's sentences and list items (its sentences), made at ingest: where each lies in the text, what it
     costs alone, and its vector from the same encoder pass as the message's. A query-aware excerpt of the
     message is one of them, verbatim."""
 
@@ -83,8 +83,8 @@ class Units:
     tokens: tuple[int, ...]
     vectors: np.ndarray  # float32 (len(spans), dim), unit rows
 
-    def text(self, content: str, unit: int) -> str:
-        a, b = self.spans[unit]
+    def text(self, content: str, sentence: int) -> str:
+        a, b = self.spans[sentence]
         return content[a:b]
 
 
@@ -114,7 +114,7 @@ class Message:
     constraints: str = ""  # a long CRITICAL message's constraint sentences verbatim, the rest compressed
     tokens_constraints: int = 0
     tokens_reference: int = 0  # its reference line, should a later message restate it (core.render)
-    units: Units | None = None  # its sentences, for query-aware excerpts (None: the message is one unit)
+    sentences: Sentences | None = None  # its sentences, for query-aware excerpts (None: the message is one sentence)
 
     @property
     def pinned(self) -> bool:

@@ -24,7 +24,7 @@ from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
 from ..core.protocols import TokenCounter
 from ..core.ranges import choose, runs
-from ..core.relevance import best_units, excerpt_costs, relevance_scores, relevance_z
+from ..core.relevance import best_sentences, excerpt_costs, relevance_scores, relevance_z
 from ..core.render import Packed, range_placeholder, reference_line, render_chat, render_structured
 from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
 from ..core.types import (
@@ -115,7 +115,7 @@ class Job:
     per_item: int
     req: Request
     cfg: AFMConfig
-    excerpts: np.ndarray | None  # compressed_form="excerpt": each message's best unit (an index of snap.units)
+    excerpts: np.ndarray | None  # compressed_form="excerpt": each message's best sentence (an index of snap.sentences)
     counter: TokenCounter
     language: str
 
@@ -190,12 +190,15 @@ def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenC
     dense = (snap.vectors @ query_vector).astype(np.float64)
     z, excerpts, excerpt_tokens = np.zeros(n), None, None
     if cfg.scoring == "relevance" or cfg.compressed_form == "excerpt":
-        units = snap.units
-        best, best_sim = best_units(units.vectors @ query_vector, units.starts, units.owners)
+        sentences = snap.sentences
+        best, best_sim = best_sentences(sentences.vectors @ query_vector, sentences.starts, sentences.owners)
         if cfg.scoring == "relevance":
             z = relevance_z(dense, best_sim, snap.lexical_scores(req.query), recency, cfg)
         if cfg.compressed_form == "excerpt":
-            excerpts, excerpt_tokens = best, excerpt_costs(best, units.starts, units.tokens, snap.tokens[:, FULL])
+            excerpts, excerpt_tokens = (
+                best,
+                excerpt_costs(best, sentences.starts, sentences.tokens, snap.tokens[:, FULL]),
+            )
     language = language_of_counts(*(snap.letters[-LANGUAGE_WINDOW:].sum(axis=0) + letter_counts(req.query)))
     per_item = item_overhead(req.render, cfg)
     return Job(
@@ -289,8 +292,8 @@ def _compressed(job: Job, i: int) -> str:
     m = job.snap.messages[i]
     if job.excerpts is not None:
         excerpt = job.costs[i, COMPRESSED] < job.costs[i, FULL]
-        unit = int(job.excerpts[i] - job.snap.units.starts[i])
-        return m.units.text(m.content, unit) if excerpt and m.units is not None else m.content
+        sentence = int(job.excerpts[i] - job.snap.sentences.starts[i])
+        return m.sentences.text(m.content, sentence) if excerpt and m.sentences is not None else m.content
     return m.compressed.text if m.tokens_compressed < m.tokens_full else m.content
 
 

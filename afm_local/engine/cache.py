@@ -19,7 +19,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 import numpy as np
 
-from ..core.types import Classification, Compression, Importance, Units
+from ..core.types import Classification, Compression, Importance, Sentences
 
 T = TypeVar("T")
 
@@ -73,20 +73,20 @@ TOKENS: Kind[int] = Kind("tokens", _json, _unjson)
 CONSTRAINTS: Kind[str] = Kind("constraints", _json, _unjson)
 
 
-def _encode_units(units: Units) -> bytes:
-    head = _json({"spans": units.spans, "tokens": units.tokens})
-    return len(head).to_bytes(4, "big") + head + np.asarray(units.vectors, dtype=np.float32).tobytes()
+def _encode_sentences(sentences: Sentences) -> bytes:
+    head = _json({"spans": sentences.spans, "tokens": sentences.tokens})
+    return len(head).to_bytes(4, "big") + head + np.asarray(sentences.vectors, dtype=np.float32).tobytes()
 
 
-def _decode_units(data: bytes) -> Units:
+def _decode_sentences(data: bytes) -> Sentences:
     size = int.from_bytes(data[:4], "big")
     head = _unjson(data[4 : 4 + size])
     spans = tuple((int(a), int(b)) for a, b in head["spans"])
     vectors = np.frombuffer(data[4 + size :], dtype=np.float32).reshape(len(spans), -1).copy()
-    return Units(spans, tuple(int(t) for t in head["tokens"]), vectors)
+    return Sentences(spans, tuple(int(t) for t in head["tokens"]), vectors)
 
 
-UNITS: Kind[Units] = Kind("units", _encode_units, _decode_units)
+SENTENCES: Kind[Sentences] = Kind("sentences", _encode_sentences, _decode_sentences)
 
 
 class Artifacts(Generic[T]):
@@ -134,7 +134,7 @@ class ArtifactCache:
         self.topics = Artifacts(self, TOPIC)
         self.tokens = Artifacts(self, TOKENS)
         self.constraints = Artifacts(self, CONSTRAINTS)
-        self.units = Artifacts(self, UNITS)
+        self.sentences = Artifacts(self, SENTENCES)
 
     def count_miss(self) -> None:
         with self._lock:

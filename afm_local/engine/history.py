@@ -39,7 +39,7 @@ class Snapshot:
     tokens: np.ndarray  # int64 (n, 5): full, compressed (never above full), placeholder, constraints, reference
     letters: np.ndarray  # int64 (n, 2): Cyrillic and Latin letters, for the language rule
     restated_by: np.ndarray  # int64: the newest later CRITICAL message restating this one, or -1
-    units: UnitsSnapshot
+    sentences: SentencesSnapshot
     lexical: Bm25Index  # append-only: read for the first len(messages) messages only
 
     def __len__(self) -> int:
@@ -51,17 +51,17 @@ class Snapshot:
 
 
 @dataclass(frozen=True, slots=True)
-class UnitsSnapshot:
-    """Every message's units (sentences) in one set of columns, messages in order."""
+class SentencesSnapshot:
+    """Every message's sentences (sentences) in one set of columns, messages in order."""
 
     vectors: np.ndarray  # float32 (m, d), unit rows
-    owners: np.ndarray  # int64 (m,): the message of each unit
-    starts: np.ndarray  # int64 (n,): where each message's units begin
-    tokens: np.ndarray  # int64 (m,): a unit's cost alone
+    owners: np.ndarray  # int64 (m,): the message of each sentence
+    starts: np.ndarray  # int64 (n,): where each message's sentences begin
+    tokens: np.ndarray  # int64 (m,): a sentence's cost alone
 
 
-class UnitColumns:
-    """Append-only columns of the units of a history's messages; a message without units is one unit,
+class SentenceColumns:
+    """Append-only columns of the sentences of a history's messages; a message without sentences is one sentence,
     its own vector and token count."""
 
     def __init__(self, dim: int, capacity: int = 128) -> None:
@@ -73,8 +73,8 @@ class UnitColumns:
         self._size = 0
 
     def append(self, message: Message, vector: np.ndarray) -> None:
-        vectors = message.units.vectors if message.units is not None else vector[None]
-        tokens = message.units.tokens if message.units is not None else (message.tokens_full,)
+        vectors = message.sentences.vectors if message.sentences is not None else vector[None]
+        tokens = message.sentences.tokens if message.sentences is not None else (message.tokens_full,)
         k, m = len(vectors), self._size
         while m + k > len(self._owners):
             self._grow(2 * len(self._owners))
@@ -87,10 +87,10 @@ class UnitColumns:
         self._starts[self._messages] = m
         self._messages, self._size = self._messages + 1, m + k
 
-    def snapshot(self, n: int) -> UnitsSnapshot:
-        """Views of the first ``n`` messages' units: rows below those are never written again."""
+    def snapshot(self, n: int) -> SentencesSnapshot:
+        """Views of the first ``n`` messages' sentences: rows below those are never written again."""
         m = int(self._starts[n]) if n < self._messages else self._size
-        return UnitsSnapshot(self._vectors[:m], self._owners[:m], self._starts[:n], self._tokens[:m])
+        return SentencesSnapshot(self._vectors[:m], self._owners[:m], self._starts[:n], self._tokens[:m])
 
     def _grow(self, capacity: int) -> None:
         for name in ("_vectors", "_owners", "_tokens"):
@@ -118,7 +118,7 @@ class History:
         self._tokens = np.zeros((capacity, TOKEN_COLUMNS), dtype=np.int64)
         self._letters = np.zeros((capacity, 2), dtype=np.int64)
         self._restated_by = np.full(capacity, -1, dtype=np.int64)
-        self._units = UnitColumns(dim)
+        self._sentences = SentenceColumns(dim)
         self._lexical = Bm25Index()
 
     def __len__(self) -> int:
@@ -137,7 +137,7 @@ class History:
         self.messages.append(message)
         self._vectors[n] = vector
         self._write(n, message)
-        self._units.append(message, vector)
+        self._sentences.append(message, vector)
         self._lexical.add(terms(message.content))
         if self._classes[n] == CRITICAL:  # similar by embedding, and saying everything the older one said
             critical = self._classes[: n + 1] == CRITICAL
@@ -187,7 +187,7 @@ class History:
             self._tokens[:n].copy(),
             self._letters[:n],
             self._restated_by[:n].copy(),
-            self._units.snapshot(n),
+            self._sentences.snapshot(n),
             self._lexical,
         )
 

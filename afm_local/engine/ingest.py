@@ -21,7 +21,7 @@ from ..core.protocols import Components, Topicer
 from ..core.render import placeholder, reference_line
 from ..core.tags import parse_tag
 from ..core.turns import Turn
-from ..core.types import Classification, Compression, Importance, Message, Role, Units, Utterance
+from ..core.types import Classification, Compression, Importance, Message, Role, Sentences, Utterance
 from ..text.extractive import constraint_sentences
 from ..text.lexicon import sentence_spans
 from .cache import ArtifactCache, content_hash
@@ -35,7 +35,7 @@ class ArtifactKeys:
 
     counter: str
     passage: str  # embedder, for history messages
-    units: str  # embedder + counter: a message's sentences, their vectors and token counts
+    sentences: str  # embedder + counter: a message's sentences, their vectors and token counts
     query: str  # embedder, for the current query (an asymmetric model gives it another vector)
     classifier: str
     compressed: str  # extractive compressor @ ratio
@@ -50,7 +50,7 @@ class ArtifactKeys:
         return cls(
             counter=components.counter.name,
             passage=components.embedder.name,
-            units=f"{components.embedder.name}+{components.counter.name}",
+            sentences=f"{components.embedder.name}+{components.counter.name}",
             query=f"{components.embedder.name}+query",
             classifier=components.classifier.name,
             compressed=f"{components.compressor.name}@{ratio}",
@@ -112,22 +112,24 @@ class Ingestor:
             key, text_hash, lambda: self.components.embedder.embed([query], "query")[0]
         )
 
-    def passages(self, rows: Sequence[Row]) -> list[tuple[np.ndarray, Units]]:
-        """Each history message's vector and its units (sentences with their vectors, from the same encoder
+    def passages(self, rows: Sequence[Row]) -> list[tuple[np.ndarray, Sentences]]:
+        """Each history message's vector and its sentences (sentences with their vectors, from the same encoder
         pass, and their token counts), through the cache; one batched model call for what is missing."""
         keys, cache = self.keys, self.cache
-        found = [(cache.embeddings.get(keys.passage, r.hash), cache.units.get(keys.units, r.hash)) for r in rows]
-        todo = [i for i, (vector, units) in enumerate(found) if vector is None or units is None]
+        found = [
+            (cache.embeddings.get(keys.passage, r.hash), cache.sentences.get(keys.sentences, r.hash)) for r in rows
+        ]
+        todo = [i for i, (vector, sentences) in enumerate(found) if vector is None or sentences is None]
         if todo:
             spans = [tuple(sentence_spans(rows[i].text)) or ((0, len(rows[i].text)),) for i in todo]
-            vectors, unit_vectors = self.components.embedder.embed_units([rows[i].text for i in todo], spans)
+            vectors, sentence_vectors = self.components.embedder.embed_sentences([rows[i].text for i in todo], spans)
             for k, i in enumerate(todo):
                 text = rows[i].text
-                units = Units(spans[k], tuple(self.count(text[a:b]) for a, b in spans[k]), unit_vectors[k])
+                sentences = Sentences(spans[k], tuple(self.count(text[a:b]) for a, b in spans[k]), sentence_vectors[k])
                 cache.embeddings.put(keys.passage, rows[i].hash, vectors[k])
-                cache.units.put(keys.units, rows[i].hash, units)
-                found[i] = (vectors[k], units)
-        return cast(list[tuple[np.ndarray, Units]], found)
+                cache.sentences.put(keys.sentences, rows[i].hash, sentences)
+                found[i] = (vectors[k], sentences)
+        return cast(list[tuple[np.ndarray, Sentences]], found)
 
     def classify(self, rows: Sequence[Row]) -> list[Classification]:
         """Every row's verdict: the user's tag for a tagged row, else the classifier's (batched, cached)."""
@@ -176,8 +178,8 @@ class Ingestor:
             self.count(constraints) if constraints else 0,
         )
 
-    def message(self, index: int, row: Row, verdict: Classification, units: Units | None = None) -> Message:
-        """The record of ``row`` as message ``index`` of a history (``units``: its sentences, from ``passages``)."""
+    def message(self, index: int, row: Row, verdict: Classification, sentences: Sentences | None = None) -> Message:
+        """The record of ``row`` as message ``index`` of a history (``sentences``: its sentences, from ``passages``)."""
         d = self.derive(row, verdict)
         line, tokens_placeholder = self.placeholder(index, row.role, d.topic)
         critical = d.verdict.label is Importance.CRITICAL
@@ -200,7 +202,7 @@ class Ingestor:
             constraints=d.constraints,
             tokens_constraints=d.tokens_constraints,
             tokens_reference=self.components.counter.count(reference_line(index, row.role)) if critical else 0,
-            units=units,
+            sentences=sentences,
         )
 
     def constraint_sentences(self, text: str, role: str) -> str:

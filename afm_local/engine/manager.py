@@ -71,8 +71,8 @@ class FocusManager:
         verdicts = self._ingest.classify(rows)
         stored = []
         with self._lock:
-            for row, (vector, units), verdict in zip(rows, passages, verdicts):
-                message = self._ingest.message(len(self._history), row, verdict, units)
+            for row, (vector, sentences), verdict in zip(rows, passages, verdicts):
+                message = self._ingest.message(len(self._history), row, verdict, sentences)
                 self._history.append(message, vector)
                 stored.append(message)
         for message in stored:

@@ -114,16 +114,16 @@ class OnnxEmbedder:
                 self._remember(text, state)
         return vectors
 
-    def embed_units(
+    def embed_sentences(
         self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Passage vectors and, from the same pass, one vector per span: the mean of the last hidden states
         of the word pieces inside it, L2-normalised (a sentence read in its message's context)."""
-        vectors, states, units = self._run(texts, "passage", spans)
+        vectors, states, sentences = self._run(texts, "passage", spans)
         if self.split_output is not None:
             for text, state in zip(texts, states):
                 self._remember(text, state)
-        return vectors, units
+        return vectors, sentences
 
     def hidden_states(self, texts: Sequence[str]) -> list[np.ndarray]:
         """The passages' hidden states at ``split_output``, (word pieces, dim) per text: taken from the
@@ -144,17 +144,17 @@ class OnnxEmbedder:
         prefix = self.model.prefixes[kind]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         states: list[np.ndarray] = []
-        units: list[np.ndarray] = []
+        sentences: list[np.ndarray] = []
         for row, encoding in enumerate(self._tokenizer.encode_batch([prefix + t for t in texts])):
             ids = np.asarray([encoding.ids], dtype=np.int64)
             feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
             hidden, *split = self._session.run(self._outputs, {k: v for k, v in feed.items() if k in self._inputs})
-            out[row] = _unit(hidden[0].mean(axis=0))
+            out[row] = _normalised(hidden[0].mean(axis=0))
             states += [split[0][0]] if split else []
             if spans is not None:
                 offsets = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2) - len(prefix)
-                units.append(_pooled(hidden[0], offsets, spans[row], out[row]))
-        return out, states, units
+                sentences.append(_pooled(hidden[0], offsets, spans[row], out[row]))
+        return out, states, sentences
 
     def _take(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         with self._lock:
@@ -172,7 +172,7 @@ class OnnxEmbedder:
                 self._recent_bytes -= self._recent.popitem(last=False)[1].nbytes
 
 
-def _unit(vector: np.ndarray) -> np.ndarray:
+def _normalised(vector: np.ndarray) -> np.ndarray:
     return vector / max(float(np.linalg.norm(vector)), 1e-12)
 
 
@@ -183,5 +183,5 @@ def _pooled(hidden: np.ndarray, offsets: np.ndarray, spans: Sequence[tuple[int, 
     out = np.empty((len(spans), hidden.shape[1]), dtype=np.float32)
     for k, (a, b) in enumerate(spans):
         mask = inside & (offsets[:, 0] >= a) & (offsets[:, 1] <= b)
-        out[k] = _unit(hidden[mask].mean(axis=0)) if mask.any() else whole
+        out[k] = _normalised(hidden[mask].mean(axis=0)) if mask.any() else whole
     return out

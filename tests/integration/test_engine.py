@@ -163,9 +163,9 @@ class CountingEmbedder:
         self.calls += len(texts)
         return self.inner.embed(texts, kind)
 
-    def embed_units(self, texts, spans):
+    def embed_sentences(self, texts, spans):
         self.calls += len(texts)
-        return self.inner.embed_units(texts, spans)
+        return self.inner.embed_sentences(texts, spans)
 
 
 def test_artifacts_are_computed_once_and_build_costs_one_query_embedding():

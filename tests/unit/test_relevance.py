@@ -1,4 +1,4 @@
-"""The default scoring's pure parts: context, calibration, best units, and BM25 against a reference."""
+"""The default scoring's pure parts: context, calibration, best sentences, and BM25 against a reference."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from afm_local.core.config import AFMConfig
 from afm_local.core.lexical import Bm25Index
-from afm_local.core.relevance import best_units, contextual, excerpt_costs, relevance_scores, relevance_z, standardized
+from afm_local.core.relevance import best_sentences, contextual, excerpt_costs, relevance_scores, relevance_z, standardized
 from afm_local.core.types import CRITICAL, RELEVANT, TRIVIAL
 from afm_local.text.lexical import terms
 
@@ -38,10 +38,10 @@ def test_a_flat_signal_stands_out_nowhere() -> None:
     assert not standardized(np.full(5, 0.8)).any()
 
 
-def test_best_units_picks_the_first_best_of_each_message() -> None:
-    unit_sims = np.array([0.2, 0.7, 0.7, 0.5, 0.1, 0.9])
+def test_best_sentences_picks_the_first_best_of_each_message() -> None:
+    sentence_sims = np.array([0.2, 0.7, 0.7, 0.5, 0.1, 0.9])
     owners = np.array([0, 0, 0, 1, 2, 2])
-    best, value = best_units(unit_sims, np.array([0, 3, 4]), owners)
+    best, value = best_sentences(sentence_sims, np.array([0, 3, 4]), owners)
     assert best.tolist() == [1, 3, 5]
     assert value.tolist() == [0.7, 0.5, 0.9]
 
@@ -66,10 +66,10 @@ def test_trivial_never_falls_below_unrelated_messages() -> None:
 
 
 def test_an_excerpt_is_a_units_cost_only_when_it_saves_enough() -> None:
-    starts = np.array([0, 1, 3])  # message 0: one unit; 1: two; 2: two, the best one nearly all of it
-    unit_tokens = np.array([10, 4, 20, 19, 1])
+    starts = np.array([0, 1, 3])  # message 0: one sentence; 1: two; 2: two, the best one nearly all of it
+    sentence_tokens = np.array([10, 4, 20, 19, 1])
     full = np.array([10, 24, 20])
-    assert excerpt_costs(np.array([0, 1, 3]), starts, unit_tokens, full).tolist() == [10, 4, 20]
+    assert excerpt_costs(np.array([0, 1, 3]), starts, sentence_tokens, full).tolist() == [10, 4, 20]
 
 
 def test_terms_stem_english_and_russian_and_drop_stop_words() -> None:
