@@ -1,7 +1,8 @@
 """What the benchmark and training scripts share: repository paths, JSONL, classification metrics,
 the scenario set and its constraint check, the headline report. Scripts run as modules from the
 repository root (``python -m scripts.bench_speed``); they import the shared modules (this one,
-``corpora.py`` for the third-party dialogues, ``pgcluster.py``), never each other.
+``corpora.py`` for the third-party dialogues, ``relevance_sets.py`` for the annotated relevance sets built from
+them, ``pgcluster.py``), never each other.
 """
 
 from __future__ import annotations
@@ -288,7 +289,7 @@ class CachedModel:
         return self._call("topic", text, lambda m: m.topic(text))["text"]
 
 
-# Annotators' questions must not reuse the distinctive words of their evidence (scripts.real_long, scripts.real_prefs).
+# Annotators' questions must not reuse the distinctive words of their evidence (scripts.relevance_sets).
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _STOP = frozenset("""a an the and or but if so of to in on at by for with from as is are was were be been being am do does did
 have has had i me my mine we us our you your he him his she her they them their it its this that these those there here

@@ -8,6 +8,7 @@ the conversation's language (English or Russian).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .protocols import TokenCounter
@@ -59,21 +60,37 @@ def turn_line(index: int, role: str, label: str = "") -> str:
     return f"[Turn {index + 1} · {role}: {label}]" if label else f"[Turn {index + 1} · {role}]"
 
 
+def range_line(first: int, last: int, label: str = "") -> str:
+    """``[Turns A–B: label]``: how a run of messages that is not sent in words is named (0-based indices in,
+    1-based turns out, ends included)."""
+    turns = f"Turns {first + 1}–{last + 1}"
+    return f"[{turns}: {label}]" if label else f"[{turns}]"
+
+
 def reference_line(index: int, role: str) -> str:
     """The stub an older wording of a restated constraint becomes (the item's reason names the turn)."""
     return turn_line(index, role, "constraint, restated later")
 
 
 def placeholder(index: int, role: str, topic: str, counter: TokenCounter, max_tokens: int) -> tuple[str, int]:
-    """A message's placeholder line and its tokens: ``[Turn N · role: topic]`` within ``max_tokens``, the
-    topic's key phrases (comma-separated) kept whole while they fit, then the first one word by word,
-    then no label at all."""
+    """A message's placeholder line and its tokens: ``[Turn N · role: topic]`` within ``max_tokens``."""
+    return fitted(lambda label: turn_line(index, role, label), topic, counter, max_tokens)
+
+
+def range_placeholder(first: int, last: int, topic: str, counter: TokenCounter, max_tokens: int) -> tuple[str, int]:
+    """A run's placeholder line and its tokens: ``[Turns A–B: topic]`` within ``max_tokens``."""
+    return fitted(lambda label: range_line(first, last, label), topic, counter, max_tokens)
+
+
+def fitted(line_of: Callable[[str], str], topic: str, counter: TokenCounter, max_tokens: int) -> tuple[str, int]:
+    """The line ``line_of`` makes of the longest label that fits ``max_tokens``: the topic's key phrases
+    (comma-separated) kept whole while they fit, then the first one word by word, then no label at all."""
     phrases = [p.strip() for p in topic.split(",") if p.strip()]
     labels = [", ".join(phrases[:k]) for k in range(len(phrases), 0, -1)]
     first = phrases[0].split() if phrases else []
     labels += [" ".join(first[:k]) for k in range(len(first) - 1, 0, -1)]
     for label in labels + [""]:
-        line = turn_line(index, role, label)
+        line = line_of(label)
         tokens = counter.count(line)
         if tokens <= max_tokens:
             return line, tokens

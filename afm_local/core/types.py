@@ -12,6 +12,8 @@ from enum import Enum
 from functools import cached_property
 from typing import Literal, get_args
 
+import numpy as np
+
 Role = Literal["system", "user", "assistant", "tool"]  # who said a message: the one list of roles
 ROLES: tuple[Role, ...] = get_args(Role)
 
@@ -71,6 +73,21 @@ class Compression:
     method: str  # e.g. "extractive" or "llama:<model>"
 
 
+@dataclass(frozen=True, slots=True)
+class Sentences:
+    """A message's sentences and list items (its sentences), made at ingest: where each lies in the text, what it
+    costs alone, and its vector from the same encoder pass as the message's. A query-aware excerpt of the
+    message is one of them, verbatim."""
+
+    spans: tuple[tuple[int, int], ...]
+    tokens: tuple[int, ...]
+    vectors: np.ndarray  # float32 (len(spans), dim), unit rows
+
+    def text(self, content: str, sentence: int) -> str:
+        a, b = self.spans[sentence]
+        return content[a:b]
+
+
 @dataclass(slots=True)
 class Message:
     """A history message with every artifact derived from it, each computed once.
@@ -97,6 +114,7 @@ class Message:
     constraints: str = ""  # a long CRITICAL message's constraint sentences verbatim, the rest compressed
     tokens_constraints: int = 0
     tokens_reference: int = 0  # its reference line, should a later message restate it (core.render)
+    sentences: Sentences | None = None  # its sentences, for query-aware excerpts (None: the message is one sentence)
 
     @property
     def pinned(self) -> bool:

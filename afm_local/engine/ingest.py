@@ -17,12 +17,13 @@ from typing import cast
 import numpy as np
 
 from ..core.config import AFMConfig
-from ..core.protocols import Components, EmbedKind, Topicer
+from ..core.protocols import Components, Topicer
 from ..core.render import placeholder, reference_line
 from ..core.tags import parse_tag
 from ..core.turns import Turn
-from ..core.types import Classification, Compression, Importance, Message, Role, Utterance
+from ..core.types import Classification, Compression, Importance, Message, Role, Sentences, Utterance
 from ..text.extractive import constraint_sentences
+from ..text.lexicon import sentence_spans
 from .cache import ArtifactCache, content_hash
 
 WORTH_A_SUMMARY = 2  # the background model reads messages longer than this many placeholders
@@ -34,6 +35,7 @@ class ArtifactKeys:
 
     counter: str
     passage: str  # embedder, for history messages
+    sentences: str  # embedder + counter: a message's sentences, their vectors and token counts
     query: str  # embedder, for the current query (an asymmetric model gives it another vector)
     classifier: str
     compressed: str  # extractive compressor @ ratio
@@ -48,6 +50,7 @@ class ArtifactKeys:
         return cls(
             counter=components.counter.name,
             passage=components.embedder.name,
+            sentences=f"{components.embedder.name}+{components.counter.name}",
             query=f"{components.embedder.name}+query",
             classifier=components.classifier.name,
             compressed=f"{components.compressor.name}@{ratio}",
@@ -102,16 +105,31 @@ class Ingestor:
         self.components, self.config, self.cache = components, config, cache
         self.keys = ArtifactKeys.of(components, config)
 
-    def embed(self, texts: Sequence[str], hashes: Sequence[str], kind: EmbedKind = "passage") -> list[np.ndarray]:
-        """Vectors of history messages (``passage``) or of the current query (``query``), through the cache."""
-        key, cached = self.keys.query if kind == "query" else self.keys.passage, self.cache.embeddings
-        found = [cached.get(key, h) for h in hashes]
-        todo = [i for i, v in enumerate(found) if v is None]
+    def query_vector(self, query: str) -> np.ndarray:
+        """The current query's vector (an asymmetric embedder gives a query its own), through the cache."""
+        key, text_hash = self.keys.query, content_hash(query)
+        return self.cache.embeddings.get_or_compute(
+            key, text_hash, lambda: self.components.embedder.embed([query], "query")[0]
+        )
+
+    def passages(self, rows: Sequence[Row]) -> list[tuple[np.ndarray, Sentences]]:
+        """Each history message's vector and its sentences (sentences with their vectors, from the same encoder
+        pass, and their token counts), through the cache; one batched model call for what is missing."""
+        keys, cache = self.keys, self.cache
+        found = [
+            (cache.embeddings.get(keys.passage, r.hash), cache.sentences.get(keys.sentences, r.hash)) for r in rows
+        ]
+        todo = [i for i, (vector, sentences) in enumerate(found) if vector is None or sentences is None]
         if todo:
-            for i, vector in zip(todo, self.components.embedder.embed([texts[i] for i in todo], kind)):
-                cached.put(key, hashes[i], vector)
-                found[i] = vector
-        return cast(list[np.ndarray], found)  # every vector is found or computed by now
+            spans = [tuple(sentence_spans(rows[i].text)) or ((0, len(rows[i].text)),) for i in todo]
+            vectors, sentence_vectors = self.components.embedder.embed_sentences([rows[i].text for i in todo], spans)
+            for k, i in enumerate(todo):
+                text = rows[i].text
+                sentences = Sentences(spans[k], tuple(self.count(text[a:b]) for a, b in spans[k]), sentence_vectors[k])
+                cache.embeddings.put(keys.passage, rows[i].hash, vectors[k])
+                cache.sentences.put(keys.sentences, rows[i].hash, sentences)
+                found[i] = (vectors[k], sentences)
+        return cast(list[tuple[np.ndarray, Sentences]], found)
 
     def classify(self, rows: Sequence[Row]) -> list[Classification]:
         """Every row's verdict: the user's tag for a tagged row, else the classifier's (batched, cached)."""
@@ -129,7 +147,7 @@ class Ingestor:
     def artifacts(self, rows: Sequence[Row]) -> None:
         """Compute (and store, when the cache has a backend) every artifact of ``rows`` that model work
         makes, so that taking them into a history later runs no model (the server, before a row commits)."""
-        self.embed([r.text for r in rows], [r.hash for r in rows])  # leaves the states the classifier reads
+        self.passages(rows)  # leaves the states the classifier reads
         for row, verdict in zip(rows, self.classify(rows)):
             self.derive(row, verdict)
 
@@ -160,8 +178,8 @@ class Ingestor:
             self.count(constraints) if constraints else 0,
         )
 
-    def message(self, index: int, row: Row, verdict: Classification) -> Message:
-        """The record of ``row`` as message ``index`` of a history."""
+    def message(self, index: int, row: Row, verdict: Classification, sentences: Sentences | None = None) -> Message:
+        """The record of ``row`` as message ``index`` of a history (``sentences``: its sentences, from ``passages``)."""
         d = self.derive(row, verdict)
         line, tokens_placeholder = self.placeholder(index, row.role, d.topic)
         critical = d.verdict.label is Importance.CRITICAL
@@ -184,6 +202,7 @@ class Ingestor:
             constraints=d.constraints,
             tokens_constraints=d.tokens_constraints,
             tokens_reference=self.components.counter.count(reference_line(index, row.role)) if critical else 0,
+            sentences=sentences,
         )
 
     def constraint_sentences(self, text: str, role: str) -> str:

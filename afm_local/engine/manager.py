@@ -24,7 +24,7 @@ from ..core.turns import Turn, as_turn
 from ..core.types import Context, Importance, Message
 from .background import background_worker
 from .build import Request, build_context
-from .cache import ArtifactCache, content_hash
+from .cache import ArtifactCache
 from .history import History
 from .ingest import Ingestor, Row
 
@@ -67,12 +67,12 @@ class FocusManager:
         cache, recomputes nothing).
         """
         rows = [Row.of(as_turn(turn)) for turn in turns]
-        vectors = self._ingest.embed([r.text for r in rows], [r.hash for r in rows])
+        passages = self._ingest.passages(rows)
         verdicts = self._ingest.classify(rows)
         stored = []
         with self._lock:
-            for row, vector, verdict in zip(rows, vectors, verdicts):
-                message = self._ingest.message(len(self._history), row, verdict)
+            for row, (vector, sentences), verdict in zip(rows, passages, verdicts):
+                message = self._ingest.message(len(self._history), row, verdict, sentences)
                 self._history.append(message, vector)
                 stored.append(message)
         for message in stored:
@@ -150,19 +150,16 @@ class FocusManager:
         )
         with self._lock:  # a snapshot: the background worker may refine a message's forms meanwhile
             snap = self._history.snapshot()
-        return build_context(
-            snap, self._similarity(snap.vectors, current_query), req, self.components.counter, self.config
-        )
+        return build_context(snap, self._query_vector(current_query), req, self.components.counter, self.config)
 
     def similarity(self, query: str) -> np.ndarray:
-        """Cosine of each history message to ``query``, exactly as ``build_context`` scores it (for
-        retrieval baselines and tools)."""
-        return self._similarity(self.embeddings(), query)
+        """Cosine of each history message to ``query``, as ``build_context`` reads it (for retrieval
+        baselines and tools)."""
+        vectors = self.embeddings()
+        return vectors @ self._query_vector(query) if len(vectors) else np.zeros(0)
 
-    def _similarity(self, vectors: np.ndarray, query: str) -> np.ndarray:
-        if not len(vectors):
-            return np.zeros(0)
-        return vectors @ self._ingest.embed([query], [content_hash(query)], "query")[0]
+    def _query_vector(self, query: str) -> np.ndarray:
+        return self._ingest.query_vector(query)
 
     def embeddings(self) -> np.ndarray:
         """The history's embeddings, one row per message (for similarity baselines and tools)."""
