@@ -25,6 +25,7 @@ from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
 from ..core.protocols import TokenCounter
 from ..core.render import Packed, reference_line, render_chat, render_structured
 from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
+from ..core.turns import Turn
 from ..core.types import (
     COMPRESSED,
     CRITICAL,
@@ -36,6 +37,7 @@ from ..core.types import (
     RELEVANT,
     Context,
     ContextItem,
+    Message,
 )
 from ..text.lexicon import language_of_counts, letter_counts
 from .history import CONSTRAINTS, REFERENCE, Snapshot
@@ -149,7 +151,13 @@ def build_context(
         texts = _texts(snap, fidelities, plan.degraded)
         classes, fidelity_list = plan.scored.classes.tolist(), fidelities.tolist()
         packed = [
-            Packed(snap.messages[i].role, IMPORTANCES[classes[i]], FIDELITIES[fidelity_list[i]], text)
+            Packed(
+                snap.messages[i].role,
+                IMPORTANCES[classes[i]],
+                FIDELITIES[fidelity_list[i]],
+                text,
+                unit_turns(snap.messages[i], fidelity_list[i], text),
+            )
             for i, text in texts.items()
         ]
         if req.render == "chat":  # every sent text is a fidelity whose count is known: the sum is exact
@@ -239,6 +247,14 @@ def _texts(snap: Snapshot, fidelities: np.ndarray, degraded: Degraded | None) ->
     return out
 
 
+def unit_turns(m: Message, fidelity: int, text: str) -> tuple[Turn, ...]:
+    """The API messages a tool-call unit is sent as: whole at Full, its compressed form at Compressed (the
+    text ``_texts`` chose says which); none for a placeholder or a reference line, which are one line."""
+    if m.unit is None or fidelity not in (FULL, COMPRESSED):
+        return ()
+    return m.unit.full.turns if fidelity == FULL or text == m.content else m.unit.compressed.turns
+
+
 def _items(job: Job, plan: Plan, fidelities: np.ndarray, texts: dict[int, str]) -> Callable[[], list[ContextItem]]:
     """The per-message account, made when a caller first reads ``Context.items``."""
 
@@ -261,6 +277,7 @@ def _items(job: Job, plan: Plan, fidelities: np.ndarray, texts: dict[int, str]) 
                     0 if fidelity == DROPPED else int(costs[i]) - job.per_item,
                     texts.get(i, ""),
                     reason or _reason(bool(plan.pack_plan.reserved[i]), intended, fidelity, plan.pack_plan.costs[i]),
+                    m.unit.full.tools if m.unit is not None else (),
                 )
             )
         return items

@@ -22,6 +22,7 @@ from ..core.config import AFMConfig, Fill, Overflow, Packing, Render, Spend
 from ..core.protocols import Components
 from ..core.turns import Turn, as_turn
 from ..core.types import Context, Importance, Message
+from ..core.units import group
 from .background import background_worker
 from .build import Request, build_context
 from .cache import ArtifactCache, content_hash
@@ -47,6 +48,7 @@ class FocusManager:
         self._history = History(getattr(components.embedder, "dim", 0) or 1, self.config.consolidate_similarity)
         self._lock = threading.RLock()
         self._pending: list[Future[None]] = []
+        self._open: tuple[Turn, ...] = ()  # a tool-call unit waiting for its results (core.units.group)
 
     # ------------------------------------------------------------------ ingestion
 
@@ -62,11 +64,15 @@ class FocusManager:
     def add_messages(self, turns: Iterable[Turn | Mapping[str, Any]]) -> list[Message]:
         """Add several messages at once; embeddings and classifications are batched.
 
-        Each is a ``Turn`` or a mapping ``{"role", "content", "importance"?, "id"?}`` (``core.turns.as_turn``);
-        a stored ``id`` is kept, so a session restored from the store keeps its ids (and, through the
-        cache, recomputes nothing).
+        Each is a ``Turn`` or a mapping ``{"role", "content", "importance"?, "id"?, "tool_calls"?,
+        "tool_call_id"?}`` (``core.turns.as_turn``); a stored ``id`` is kept, so a session restored from the
+        store keeps its ids (and, through the cache, recomputes nothing). An assistant message that calls
+        tools and the tool messages that answer it become one record (``core.units``), made once the last
+        result arrives (until then none is returned, and none is sent).
         """
-        rows = [Row.of(as_turn(turn)) for turn in turns]
+        with self._lock:
+            entries, self._open = group([as_turn(turn) for turn in turns], self._open)
+        rows = [Row.of(entry) for entry in entries]
         vectors = self._ingest.embed([r.text for r in rows], [r.hash for r in rows])
         verdicts = self._ingest.classify(rows)
         stored = []
