@@ -310,7 +310,10 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         f"(default $AFM_DB, else {d.db}; keep a password out of the command line, where ps "
         "shows it: PGPASSWORD, ~/.pgpass or $AFM_DB)",
     )
-    s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions")
+    s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions and /v1/responses")
+    s.add_argument(
+        "--anthropic-upstream", help="Anthropic Messages upstream base URL for /v1/messages (default: --upstream)"
+    )
     s.add_argument("--api-key-env", default=None, help="name of the environment variable holding the API key")
     s.add_argument("--upstream-api-key-env", default=None, help="environment variable with the upstream's own API key")
     s.add_argument("--budget", type=int, help=f"default token budget for proxied chats (default {d.budget})")

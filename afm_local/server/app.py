@@ -37,7 +37,7 @@ from ..core.errors import (
 from ..local import local_components
 from .errors import STATUS_KIND, APIError, error_response
 from .middleware import AuthMiddleware, BodyLimitMiddleware, MetricsMiddleware
-from .routes import chat, context, ops, sessions
+from .routes import chat, context, formats, ops, sessions
 from .settings import ServerSettings
 from .state import AppState
 from .store import open_store
@@ -76,7 +76,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             state.components = await anyio.to_thread.run_sync(
                 lambda: local_components(settings.config, threads=settings.threads, abstractive=settings.abstractive)
             )
-        if settings.upstream:
+        if settings.upstream or settings.anthropic_upstream:
             # trust_env=False: no proxy or netrc from the environment; the upstream is the only peer.
             state.http = httpx.AsyncClient(
                 trust_env=False,
@@ -86,7 +86,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
         log.info(
             "afm-local server ready (db=%s, upstream=%s, auth=%s)",
             state.store.description,
-            settings.upstream or "built-in",
+            settings.upstream or settings.anthropic_upstream or "built-in",
             "on" if settings.api_key else "off",
         )
         try:
@@ -110,7 +110,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
     )
     app.state.afm = state
     _add_error_handlers(app)
-    for module in (ops, sessions, context, chat):
+    for module in (ops, sessions, context, chat, formats):
         app.include_router(module.router)
     # ASGI layers, outermost last
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
