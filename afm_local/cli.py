@@ -207,6 +207,19 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    try:
+        from .server.mcp import run_stdio
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        raise UsageError("afm-local mcp needs the MCP SDK: pip install 'afm-local[mcp]'") from None
+    from .server import ServerSettings
+
+    run_stdio(ServerSettings(db=args.db, threads=args.threads))
+    return 0
+
+
 def server_settings(args: argparse.Namespace) -> ServerSettings:
     """The one ``ServerSettings`` of ``afm-local serve``: the flags that were given, the settings' own
     defaults for the rest, the API keys read from the environment variables the flags name."""
@@ -246,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pack(sub)
     _add_classify_and_models(sub)
     _add_serve(sub)
+    _add_mcp(sub)
     return parser
 
 
@@ -348,6 +362,18 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     s.add_argument("--threads", type=int, help="threads for local models")
     s.set_defaults(func=_cmd_serve)
+
+
+def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from .server.settings import ServerSettings
+
+    m = sub.add_parser("mcp", help="serve the memory tools over MCP on stdin/stdout")
+    m.add_argument(
+        "--db",
+        default=os.environ.get("AFM_DB") or str(ServerSettings().db),
+        help="the session store, as for serve (default $AFM_DB, else afm-local.db)",
+    )
+    m.set_defaults(func=_cmd_mcp)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import ipaddress
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
@@ -42,7 +42,11 @@ from .settings import ServerSettings
 from .state import AppState
 from .store import open_store
 
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
 log = logging.getLogger("afm_local.server")
+MCP_PATH = "/mcp"
 
 # AFMError class -> (status, error type); the first match in this order wins.
 ERROR_STATUS: tuple[tuple[type[AFMError], int, str], ...] = (
@@ -69,6 +73,7 @@ def afm_error_response(exc: AFMError) -> JSONResponse:
 
 def create_app(settings: ServerSettings) -> FastAPI:
     state = AppState(settings)
+    mcp = _mcp_server(state)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -90,7 +95,10 @@ def create_app(settings: ServerSettings) -> FastAPI:
             "on" if settings.api_key else "off",
         )
         try:
-            yield
+            async with AsyncExitStack() as stack:
+                if mcp is not None:
+                    await stack.enter_async_context(mcp.session_manager.run())
+                yield
         finally:
             if state.http is not None:
                 await state.http.aclose()
@@ -112,11 +120,27 @@ def create_app(settings: ServerSettings) -> FastAPI:
     _add_error_handlers(app)
     for module in (ops, sessions, context, chat, formats):
         app.include_router(module.router)
+    if mcp is not None:  # streamable HTTP, stateless: any worker answers any call
+        app.router.routes.extend(
+            mcp.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=settings.host).routes
+        )
     # ASGI layers, outermost last
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(AuthMiddleware, api_key=settings.api_key)
     app.add_middleware(MetricsMiddleware, requests=state.requests, latency=state.latency)
     return app
+
+
+def _mcp_server(state: AppState) -> MCPServer | None:
+    """The MCP server over this app's state, or ``None`` (logged) when the ``mcp`` extra is not installed."""
+    try:
+        from .mcp import mcp_server
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        log.info("no %s endpoint: the MCP SDK is not installed (pip install 'afm-local[mcp]')", MCP_PATH)
+        return None
+    return mcp_server(lambda ctx: state)
 
 
 def _add_error_handlers(app: FastAPI) -> None:

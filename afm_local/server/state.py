@@ -164,6 +164,33 @@ class AppState:
         the cache (and schedules the background model's work on it, if any)."""
         self.ingestor().artifacts([Row.of(turn)])
 
+    async def append(self, session_id: str, turn: Turn) -> dict[str, Any]:
+        """Artifacts first, then the row (the store gives it the session's next position), then the answer:
+        what returns is committed. The session must exist (404 before any model work)."""
+        session = await self.session(session_id)
+        await self.run(self.prepare_artifacts, turn)
+        importance = turn.importance.value if turn.importance is not None else None
+        async with session.lock:
+            row = await self.run(self.store.append_message, session_id, turn.id, turn.role, turn.content, importance)
+            await self.catch_up(session_id, session)
+        assert session.fm is not None
+        self.appended.inc()
+        return message_out(session.fm.messages[row["seq"]], row)
+
+    async def delete(self, session_id: str) -> None:
+        """Delete a session and everything it holds; ``UnknownSession`` when there is none."""
+        if not valid_session_id(session_id):
+            raise UnknownSession(session_id)
+        session = self.sessions.get(session_id)
+        if session is not None:
+            async with session.lock:
+                deleted = await self.run(self.store.delete_session, session_id)
+                self.forget(session_id)
+        else:
+            deleted = await self.run(self.store.delete_session, session_id)
+        if not deleted:
+            raise UnknownSession(session_id)
+
     def _evict(self) -> None:
         excess = len(self.sessions) - self.settings.max_sessions_in_memory
         for sid in list(self.sessions)[: max(0, excess)]:
