@@ -360,6 +360,11 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_false",
         help="extractive compression only (no background GGUF model)",
     )
+    s.add_argument(
+        "--otel",
+        action="store_true",
+        help="OpenTelemetry spans of every ingest and build (the otel extra; OTLP where OTEL_EXPORTER_OTLP_* say)",
+    )
     s.add_argument("--threads", type=int, help="threads for local models")
     s.set_defaults(func=_cmd_serve)
 

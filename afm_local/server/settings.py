@@ -42,6 +42,7 @@ class ServerSettings:
     model_path: Path | None = None  # built-in answerer; default: the manifest's qwen2.5-coder GGUF
     n_ctx: int = BUILTIN_N_CTX
     upstream_timeout_s: float = 600.0
+    otel: bool = False  # OpenTelemetry spans of every ingest and build (afm_local.integrations.otel, the otel extra)
     config: AFMConfig = field(default_factory=AFMConfig)
     components: Components | None = None
 
