@@ -18,7 +18,7 @@ from typing import Any
 
 from ...core.errors import InvalidInput
 from ...core.turns import Turn, as_turn
-from .split import Split, checked, leading_system
+from .split import Split, checked, forwarded
 
 SKIPPED = ("thinking", "redacted_thinking")
 OPENING = "[earlier conversation]"  # the user turn a context that starts with the assistant needs
@@ -98,10 +98,7 @@ def _refuse(message: str) -> Any:
 def messages_body(body: dict[str, Any], packed: list[dict[str, Any]], split: Split) -> dict[str, Any]:
     """The request to forward: the client's fields, ``system`` and ``messages`` from the packed context
     (OpenAI chat messages, the query last) followed by the messages after the query, verbatim."""
-    system, rest = leading_system(packed)
-    out = {k: v for k, v in body.items() if k not in ("afm", "messages", "system")}
-    if system is not None:
-        out["system"] = system
+    out, rest = forwarded(body, packed, "system", "messages")
     joined: list[dict[str, Any]] = []
     for role, blocks in (_message(m) for m in rest):
         if not blocks:

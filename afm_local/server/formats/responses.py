@@ -16,7 +16,7 @@ from typing import Any
 
 from ...core.errors import InvalidInput
 from ...core.turns import Turn, as_turn
-from .split import Split, checked, leading_system
+from .split import Split, checked, forwarded
 
 TEXT_PARTS = ("input_text", "output_text", "text")
 SKIPPED = ("reasoning",)
@@ -102,10 +102,7 @@ def _text(content: Any) -> str:
 def responses_body(body: dict[str, Any], packed: list[dict[str, Any]], split: Split) -> dict[str, Any]:
     """The request to forward: the client's fields, ``instructions`` and ``input`` from the packed context
     (OpenAI chat messages, the query last) followed by the items after the query, verbatim."""
-    instructions, rest = leading_system(packed)
-    out = {k: v for k, v in body.items() if k not in ("afm", "input", "instructions")}
-    if instructions is not None:
-        out["instructions"] = instructions
+    out, rest = forwarded(body, packed, "instructions", "input")
     out["input"] = [item for m in rest for item in _items(m)] + split.trailing
     return out
 

@@ -34,11 +34,17 @@ def checked(texts: Iterable[str]) -> None:
             raise InvalidInput(f"a message is longer than {MAX_CONTENT_BYTES} bytes")
 
 
-def leading_system(messages: list[dict[str, Any]]) -> tuple[str | None, list[dict[str, Any]]]:
-    """A packed context's leading system messages (the preamble, or the structured memory) joined, and the
-    rest: the APIs that keep instructions apart from the conversation take them there."""
+def forwarded(
+    body: dict[str, Any], packed: list[dict[str, Any]], system: str, messages: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The forwarded request but its messages: the client's fields less ``afm`` and the two it packs, with
+    the packed context's leading system messages (the preamble, or the structured memory) joined under
+    ``system``, where these APIs keep instructions apart; and the rest of the packed context."""
     k = 0
-    while k < len(messages) and messages[k]["role"] == "system":
+    while k < len(packed) and packed[k]["role"] == "system":
         k += 1
-    texts = [m["content"] for m in messages[:k] if m.get("content")]
-    return ("\n\n".join(texts) if texts else None), messages[k:]
+    out = {key: value for key, value in body.items() if key not in ("afm", system, messages)}
+    texts = [m["content"] for m in packed[:k] if m.get("content")]
+    if texts:
+        out[system] = "\n\n".join(texts)
+    return out, packed[k:]
