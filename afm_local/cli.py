@@ -207,6 +207,19 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    try:
+        from .server.mcp import run_stdio
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        raise UsageError("afm-local mcp needs the MCP SDK: pip install 'afm-local[mcp]'") from None
+    from .server import ServerSettings
+
+    run_stdio(ServerSettings(db=args.db, threads=args.threads))
+    return 0
+
+
 def server_settings(args: argparse.Namespace) -> ServerSettings:
     """The one ``ServerSettings`` of ``afm-local serve``: the flags that were given, the settings' own
     defaults for the rest, the API keys read from the environment variables the flags name."""
@@ -246,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pack(sub)
     _add_classify_and_models(sub)
     _add_serve(sub)
+    _add_mcp(sub)
     return parser
 
 
@@ -310,7 +324,10 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         f"(default $AFM_DB, else {d.db}; keep a password out of the command line, where ps "
         "shows it: PGPASSWORD, ~/.pgpass or $AFM_DB)",
     )
-    s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions")
+    s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions and /v1/responses")
+    s.add_argument(
+        "--anthropic-upstream", help="Anthropic Messages upstream base URL for /v1/messages (default: --upstream)"
+    )
     s.add_argument("--api-key-env", default=None, help="name of the environment variable holding the API key")
     s.add_argument("--upstream-api-key-env", default=None, help="environment variable with the upstream's own API key")
     s.add_argument("--budget", type=int, help=f"default token budget for proxied chats (default {d.budget})")
@@ -343,8 +360,25 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_false",
         help="extractive compression only (no background GGUF model)",
     )
+    s.add_argument(
+        "--otel",
+        action="store_true",
+        help="OpenTelemetry spans of every ingest and build (the otel extra; OTLP where OTEL_EXPORTER_OTLP_* say)",
+    )
     s.add_argument("--threads", type=int, help="threads for local models")
     s.set_defaults(func=_cmd_serve)
+
+
+def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from .server.settings import ServerSettings
+
+    m = sub.add_parser("mcp", help="serve the memory tools over MCP on stdin/stdout")
+    m.add_argument(
+        "--db",
+        default=os.environ.get("AFM_DB") or str(ServerSettings().db),
+        help="the session store, as for serve (default $AFM_DB, else afm-local.db)",
+    )
+    m.set_defaults(func=_cmd_mcp)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

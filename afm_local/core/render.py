@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .protocols import TokenCounter
+from .turns import Turn, chat_message
 from .types import Fidelity, Importance, Role
 
 
@@ -47,12 +49,14 @@ HEADINGS = {
 
 @dataclass(frozen=True, slots=True)
 class Packed:
-    """One history message in the form packing chose for it."""
+    """One history message in the form packing chose for it. A tool-call unit sent in words carries its
+    API messages (``turns``); the chat render sends those, the structured render its ``text``."""
 
     role: Role
     importance: Importance
     fidelity: Fidelity
     text: str
+    turns: tuple[Turn, ...] = ()
 
 
 def turn_line(index: int, role: str, label: str = "") -> str:
@@ -105,14 +109,18 @@ def structured_skeleton(preamble: str | None, language: str) -> str:
     return "\n\n".join(parts)
 
 
-def render_chat(preamble: str | None, packed: list[Packed], query: str) -> list[dict[str, str]]:
-    messages = [{"role": "system", "content": preamble}] if preamble else []
-    messages += [{"role": p.role, "content": p.text} for p in packed if p.fidelity is not Fidelity.DROPPED]
+def render_chat(preamble: str | None, packed: list[Packed], query: str) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": preamble}] if preamble else []
+    for p in packed:
+        if p.turns:
+            messages += [chat_message(t) for t in p.turns]
+        elif p.fidelity is not Fidelity.DROPPED:
+            messages.append({"role": p.role, "content": p.text})
     messages.append({"role": "user", "content": query})
     return messages
 
 
-def render_structured(preamble: str | None, packed: list[Packed], query: str, language: str) -> list[dict[str, str]]:
+def render_structured(preamble: str | None, packed: list[Packed], query: str, language: str) -> list[dict[str, Any]]:
     h = HEADINGS[language]
     sent = [p for p in packed if p.fidelity is not Fidelity.DROPPED]
     critical = [p for p in sent if p.importance is Importance.CRITICAL and p.fidelity is Fidelity.FULL]

@@ -10,7 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+if TYPE_CHECKING:
+    from .units import UnitForms
 
 import numpy as np
 
@@ -115,6 +118,7 @@ class Message:
     tokens_constraints: int = 0
     tokens_reference: int = 0  # its reference line, should a later message restate it (core.render)
     sentences: Sentences | None = None  # its sentences, for query-aware excerpts (None: the message is one sentence)
+    unit: UnitForms | None = None  # a tool-call unit's API messages, whole and compressed (core.units)
 
     @property
     def pinned(self) -> bool:
@@ -137,9 +141,10 @@ class ContextItem:
     tokens: int
     text: str
     reason: str = ""
+    tools: tuple[str, ...] = ()  # the tools a tool-call unit called
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "index": self.index,
             "role": self.role,
             "importance": self.importance.value,
@@ -151,6 +156,9 @@ class ContextItem:
             "tokens": self.tokens,
             "reason": self.reason,
         }
+        if self.tools:
+            out["tools"] = list(self.tools)
+        return out
 
 
 @dataclass(frozen=True)
@@ -161,7 +169,7 @@ class Context:
     ``messages`` does not pay for one object per history message.
     """
 
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]  # OpenAI chat messages (a tool-call unit's with its tool calls)
     tokens_used: int
     budget_tokens: int
     render: str

@@ -27,6 +27,7 @@ from ..core.ranges import choose, runs
 from ..core.relevance import best_sentences, excerpt_costs, relevance_scores, relevance_z
 from ..core.render import Packed, range_placeholder, reference_line, render_chat, render_structured
 from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
+from ..core.turns import Turn
 from ..core.types import (
     COMPRESSED,
     CRITICAL,
@@ -38,6 +39,7 @@ from ..core.types import (
     RELEVANT,
     Context,
     ContextItem,
+    Message,
 )
 from ..text.lexicon import language_of_counts, letter_counts
 from .history import CONSTRAINTS, REFERENCE, Snapshot
@@ -195,10 +197,9 @@ def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenC
         if cfg.scoring == "relevance":
             z = relevance_z(dense, best_sim, snap.lexical_scores(req.query), recency, cfg)
         if cfg.compressed_form == "excerpt":
-            excerpts, excerpt_tokens = (
-                best,
-                excerpt_costs(best, sentences.starts, sentences.tokens, snap.tokens[:, FULL]),
-            )
+            excerpts = best  # a message without sentences (a tool-call unit) keeps its own compressed form
+            excerpt = excerpt_costs(best, sentences.starts, sentences.tokens, snap.tokens[:, FULL])
+            excerpt_tokens = np.where(snap.excerptable, excerpt, snap.tokens[:, COMPRESSED])
     language = language_of_counts(*(snap.letters[-LANGUAGE_WINDOW:].sum(axis=0) + letter_counts(req.query)))
     per_item = item_overhead(req.render, cfg)
     return Job(
@@ -288,12 +289,13 @@ def _texts(job: Job, fidelities: np.ndarray, degraded: Degraded | None) -> dict[
 
 
 def _compressed(job: Job, i: int) -> str:
-    """Message ``i``'s compressed text: its query-aware excerpt or its summary, when either is shorter."""
+    """Message ``i``'s compressed text: its query-aware excerpt or its summary (a tool-call unit's compressed
+    form), when either is shorter."""
     m = job.snap.messages[i]
-    if job.excerpts is not None:
+    if job.excerpts is not None and m.sentences is not None:
         excerpt = job.costs[i, COMPRESSED] < job.costs[i, FULL]
         sentence = int(job.excerpts[i] - job.snap.sentences.starts[i])
-        return m.sentences.text(m.content, sentence) if excerpt and m.sentences is not None else m.content
+        return m.sentences.text(m.content, sentence) if excerpt else m.content
     return m.compressed.text if m.tokens_compressed < m.tokens_full else m.content
 
 
@@ -344,10 +346,19 @@ def _render(
     packed = []
     for i in sorted(texts.keys() | lines.keys()):
         fidelity, text = (PLACEHOLDER, lines[i].text) if i in lines else (int(fidelities[i]), texts[i])
-        packed.append(Packed(snap.messages[i].role, IMPORTANCES[classes[i]], FIDELITIES[fidelity], text))
+        m = snap.messages[i]
+        packed.append(Packed(m.role, IMPORTANCES[classes[i]], FIDELITIES[fidelity], text, unit_turns(m, fidelity, text)))
     if req.render == "chat":
         return render_chat(req.preamble, packed, req.query)
     return render_structured(req.preamble, packed, req.query, job.language)
+
+
+def unit_turns(m: Message, fidelity: int, text: str) -> tuple[Turn, ...]:
+    """The API messages a tool-call unit is sent as: whole at Full, its compressed form at Compressed (the
+    text ``_texts`` chose says which); none for a placeholder or a reference line, which are one line."""
+    if m.unit is None or fidelity not in (FULL, COMPRESSED):
+        return ()
+    return m.unit.full.turns if fidelity == FULL or text == m.content else m.unit.compressed.turns
 
 
 def _items(
@@ -380,6 +391,7 @@ def _items(
                     tokens,
                     text,
                     reason or _reason(bool(plan.pack_plan.reserved[i]), intended, fidelity, plan.pack_plan.costs[i]),
+                    m.unit.full.tools if m.unit is not None else (),
                 )
             )
         return items

@@ -39,6 +39,7 @@ class Snapshot:
     tokens: np.ndarray  # int64 (n, 5): full, compressed (never above full), placeholder, constraints, reference
     letters: np.ndarray  # int64 (n, 2): Cyrillic and Latin letters, for the language rule
     restated_by: np.ndarray  # int64: the newest later CRITICAL message restating this one, or -1
+    excerptable: np.ndarray  # bool: it has sentences, so a query-aware excerpt can stand for it
     sentences: SentencesSnapshot
     lexical: Bm25Index  # append-only: read for the first len(messages) messages only
 
@@ -118,6 +119,7 @@ class History:
         self._tokens = np.zeros((capacity, TOKEN_COLUMNS), dtype=np.int64)
         self._letters = np.zeros((capacity, 2), dtype=np.int64)
         self._restated_by = np.full(capacity, -1, dtype=np.int64)
+        self._excerptable = np.zeros(capacity, dtype=bool)
         self._sentences = SentenceColumns(dim)
         self._lexical = Bm25Index()
 
@@ -156,6 +158,7 @@ class History:
         self._confidence[i] = 1.0 if decided else float(m.importance_scores.get(Importance.CRITICAL.value, 0.0))
         self._tokens[i] = token_row(m)
         self._letters[i] = letter_counts(m.content)
+        self._excerptable[i] = m.sentences is not None
 
     def _grow(self, capacity: int) -> None:
         def grown(a: np.ndarray) -> np.ndarray:
@@ -164,6 +167,7 @@ class History:
             return out
 
         self._vectors, self._classes, self._pinned = grown(self._vectors), grown(self._classes), grown(self._pinned)
+        self._excerptable = grown(self._excerptable)
         self._confidence, self._tokens, self._letters = (
             grown(self._confidence),
             grown(self._tokens),
@@ -187,6 +191,7 @@ class History:
             self._tokens[:n].copy(),
             self._letters[:n],
             self._restated_by[:n].copy(),
+            self._excerptable[:n].copy(),
             self._sentences.snapshot(n),
             self._lexical,
         )

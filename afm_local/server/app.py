@@ -13,8 +13,8 @@ from __future__ import annotations
 import ipaddress
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
@@ -37,12 +37,16 @@ from ..core.errors import (
 from ..local import local_components
 from .errors import STATUS_KIND, APIError, error_response
 from .middleware import AuthMiddleware, BodyLimitMiddleware, MetricsMiddleware
-from .routes import chat, context, ops, sessions
+from .routes import chat, context, formats, ops, sessions
 from .settings import ServerSettings
 from .state import AppState
 from .store import open_store
 
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
 log = logging.getLogger("afm_local.server")
+MCP_PATH = "/mcp"
 
 # AFMError class -> (status, error type); the first match in this order wins.
 ERROR_STATUS: tuple[tuple[type[AFMError], int, str], ...] = (
@@ -69,6 +73,7 @@ def afm_error_response(exc: AFMError) -> JSONResponse:
 
 def create_app(settings: ServerSettings) -> FastAPI:
     state = AppState(settings)
+    mcp = _mcp_server(state)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -76,7 +81,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             state.components = await anyio.to_thread.run_sync(
                 lambda: local_components(settings.config, threads=settings.threads, abstractive=settings.abstractive)
             )
-        if settings.upstream:
+        if settings.upstream or settings.anthropic_upstream:
             # trust_env=False: no proxy or netrc from the environment; the upstream is the only peer.
             state.http = httpx.AsyncClient(
                 trust_env=False,
@@ -86,11 +91,14 @@ def create_app(settings: ServerSettings) -> FastAPI:
         log.info(
             "afm-local server ready (db=%s, upstream=%s, auth=%s)",
             state.store.description,
-            settings.upstream or "built-in",
+            settings.upstream or settings.anthropic_upstream or "built-in",
             "on" if settings.api_key else "off",
         )
         try:
-            yield
+            async with AsyncExitStack() as stack:
+                if mcp is not None:
+                    await stack.enter_async_context(mcp.session_manager.run())
+                yield
         finally:
             if state.http is not None:
                 await state.http.aclose()
@@ -110,13 +118,29 @@ def create_app(settings: ServerSettings) -> FastAPI:
     )
     app.state.afm = state
     _add_error_handlers(app)
-    for module in (ops, sessions, context, chat):
+    for module in (ops, sessions, context, chat, formats):
         app.include_router(module.router)
+    if mcp is not None:  # streamable HTTP, stateless: any worker answers any call
+        app.router.routes.extend(
+            mcp.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=settings.host).routes
+        )
     # ASGI layers, outermost last
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(AuthMiddleware, api_key=settings.api_key)
     app.add_middleware(MetricsMiddleware, requests=state.requests, latency=state.latency)
     return app
+
+
+def _mcp_server(state: AppState) -> MCPServer | None:
+    """The MCP server over this app's state, or ``None`` (logged) when the ``mcp`` extra is not installed."""
+    try:
+        from .mcp import mcp_server
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        log.info("no %s endpoint: the MCP SDK is not installed (pip install 'afm-local[mcp]')", MCP_PATH)
+        return None
+    return mcp_server(lambda ctx: state)
 
 
 def _add_error_handlers(app: FastAPI) -> None:

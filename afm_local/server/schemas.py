@@ -98,3 +98,25 @@ class ChatCompletionRequest(BaseModel):
     max_tokens: int | None = Field(None, ge=1, le=131072)
     temperature: float | None = Field(None, ge=0, le=2)
     afm: AFMOptions | None = None
+
+
+class ResponsesRequest(BaseModel):
+    """OpenAI's Responses request; fields other than ``input``, ``instructions`` and ``afm`` are forwarded."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str | None = Field(None, max_length=256)
+    input: str | list[dict[str, Any]] = Field(max_length=MAX_MESSAGES)
+    instructions: str | None = Field(None, max_length=MAX_CONTENT_BYTES)
+    stream: bool = False
+    afm: AFMOptions | None = None
+
+
+class MessagesRequest(BaseModel):
+    """Anthropic's Messages request; fields other than ``messages``, ``system`` and ``afm`` are forwarded."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str | None = Field(None, max_length=256)
+    messages: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_MESSAGES)
+    system: str | list[dict[str, Any]] | None = None
+    stream: bool = False
+    afm: AFMOptions | None = None

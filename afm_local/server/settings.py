@@ -28,7 +28,8 @@ class ServerSettings:
     port: int = 8765
     workers: int = 1  # processes sharing the port (uvicorn's supervisor); more than one wants PostgreSQL
     db: Path | str = Path("afm-local.db")  # a SQLite file, or a postgresql:// URL shared by several workers
-    upstream: str | None = None
+    upstream: str | None = None  # OpenAI-compatible: /v1/chat/completions and /v1/responses are forwarded there
+    anthropic_upstream: str | None = None  # /v1/messages is forwarded there (default: the upstream)
     api_key: str | None = None
     upstream_api_key: str | None = None
     budget: int = 2000
@@ -41,6 +42,7 @@ class ServerSettings:
     model_path: Path | None = None  # built-in answerer; default: the manifest's qwen2.5-coder GGUF
     n_ctx: int = BUILTIN_N_CTX
     upstream_timeout_s: float = 600.0
+    otel: bool = False  # OpenTelemetry spans of every ingest and build (afm_local.integrations.otel, the otel extra)
     config: AFMConfig = field(default_factory=AFMConfig)
     components: Components | None = None
 
@@ -55,12 +57,22 @@ class ServerSettings:
         if not isinstance(self.workers, int) or self.workers < 1:
             raise InvalidInput("workers must be a positive integer")
         check_budget(self.budget, MAX_BUDGET, "budget")
-        if self.upstream is not None:
-            parts = urlsplit(self.upstream)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                raise InvalidInput(f"upstream must be an http(s) URL, got {self.upstream!r}")
-            self.upstream = self.upstream.rstrip("/")
-            if self.upstream.endswith("/v1"):
-                self.upstream = self.upstream[: -len("/v1")]
+        self.upstream = _base_url(self.upstream, "upstream")
+        self.anthropic_upstream = _base_url(self.anthropic_upstream, "anthropic upstream")
         if self.api_key is not None and not self.api_key:
             raise InvalidInput("the API key is empty")
+
+    def upstream_for(self, route: str) -> str | None:
+        """Where a proxy route forwards to: Anthropic's format to its own upstream when one is given."""
+        return (self.anthropic_upstream or self.upstream) if route == "/v1/messages" else self.upstream
+
+
+def _base_url(url: str | None, name: str) -> str | None:
+    """An upstream's base URL, checked, without a trailing slash or ``/v1`` (the routes add it)."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InvalidInput(f"{name} must be an http(s) URL, got {url!r}")
+    url = url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url

@@ -27,8 +27,9 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from ..core.accounting import verbatim_cost
 from ..core.config import Packing, Render
-from ..core.errors import UnknownSession
+from ..core.errors import InvalidInput, UnknownSession
 from ..core.protocols import Components
+from ..core.telemetry import Observer
 from ..core.turns import Turn
 from ..core.types import FIDELITIES, Context, Message
 from ..engine import ArtifactCache, FocusManager
@@ -64,6 +65,7 @@ class AppState:
             BuiltinModel(settings.model_path, settings.threads, settings.n_ctx) if not settings.upstream else None
         )
         self.http: httpx.AsyncClient | None = None
+        self.observer = _otel_observer() if settings.otel else None
         self.health_problem: str | None = None
         self.registry = CollectorRegistry()
         self.requests = Counter(
@@ -100,9 +102,11 @@ class AppState:
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
 
-    def manager(self, cache: ArtifactCache) -> FocusManager:
+    def manager(self, cache: ArtifactCache, session_id: str | None = None) -> FocusManager:
         assert self.components is not None
-        return FocusManager(self.settings.config, components=self.components, cache=cache)
+        return FocusManager(
+            self.settings.config, components=self.components, cache=cache, observer=self.observer, memory_id=session_id
+        )
 
     def ingestor(self) -> Ingestor:
         """Ingest over the sessions' cache, for artifacts made before a row commits."""
@@ -151,7 +155,7 @@ class AppState:
         count, rows = found
         if state.fm is None or count < known or (rows and rows[0]["seq"] != known):
             # First use, or the store no longer holds what this copy has (restored from a backup): rebuild.
-            state.fm = self.manager(self.session_cache)
+            state.fm = self.manager(self.session_cache, session_id)
             if known:
                 found = self.store.messages_since(session_id, 0)
                 rows = found[1] if found else []
@@ -164,6 +168,33 @@ class AppState:
         the cache (and schedules the background model's work on it, if any)."""
         self.ingestor().artifacts([Row.of(turn)])
 
+    async def append(self, session_id: str, turn: Turn) -> dict[str, Any]:
+        """Artifacts first, then the row (the store gives it the session's next position), then the answer:
+        what returns is committed. The session must exist (404 before any model work)."""
+        session = await self.session(session_id)
+        await self.run(self.prepare_artifacts, turn)
+        importance = turn.importance.value if turn.importance is not None else None
+        async with session.lock:
+            row = await self.run(self.store.append_message, session_id, turn.id, turn.role, turn.content, importance)
+            await self.catch_up(session_id, session)
+        assert session.fm is not None
+        self.appended.inc()
+        return message_out(session.fm.messages[row["seq"]], row)
+
+    async def delete(self, session_id: str) -> None:
+        """Delete a session and everything it holds; ``UnknownSession`` when there is none."""
+        if not valid_session_id(session_id):
+            raise UnknownSession(session_id)
+        session = self.sessions.get(session_id)
+        if session is not None:
+            async with session.lock:
+                deleted = await self.run(self.store.delete_session, session_id)
+                self.forget(session_id)
+        else:
+            deleted = await self.run(self.store.delete_session, session_id)
+        if not deleted:
+            raise UnknownSession(session_id)
+
     def _evict(self) -> None:
         excess = len(self.sessions) - self.settings.max_sessions_in_memory
         for sid in list(self.sessions)[: max(0, excess)]:
@@ -172,6 +203,18 @@ class AppState:
 
     def forget(self, session_id: str) -> None:
         self.sessions.pop(session_id, None)
+
+
+def _otel_observer() -> Observer:
+    """``--otel``: spans through the configured tracer provider (the SDK's over OTLP when none is set)."""
+    try:
+        from ..integrations.otel import OtelObserver, configure
+    except ImportError as exc:
+        raise InvalidInput(
+            f"--otel needs OpenTelemetry: pip install 'afm-local[otel]' ({exc.name} is missing)"
+        ) from None
+    configure()
+    return OtelObserver()
 
 
 def message_out(message: Message, row: dict[str, Any] | None) -> dict[str, Any]:

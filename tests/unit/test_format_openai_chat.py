@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from afm_local import InvalidInput, Turn
-from afm_local.server.openai_compat import split_chat, text_content
+from afm_local.server.formats.openai_chat import split_chat, text_content
 from afm_local.server.schemas import MAX_CONTENT_BYTES, ChatMessageIn
 
 

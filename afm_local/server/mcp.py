@@ -1,0 +1,125 @@
+"""The MCP server (the official ``mcp`` SDK, the ``mcp`` extra): AFM's sessions as tools an agent calls.
+
+Tools: ``add_messages`` (to a session, made when none is named), ``get_context`` (the session packed for
+a query into ``max_tokens``), ``explain`` (every message's fate and the reason for it), ``list_sessions``
+and ``forget_session``. They run the same ``AppState`` calls as the HTTP routes, over stdio
+(``afm-local mcp``) or streamable HTTP at ``/mcp`` under ``afm-local serve``, where the API key guards it
+like every route. Errors come back as tool errors with the same one-line messages.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from .._version import __version__
+from ..core.config import Render
+from ..core.errors import AFMError, UnknownSession
+from ..core.turns import as_turn
+from ..local import local_components
+from .schemas import MAX_BUDGET, MAX_CONTENT_BYTES, MessageIn
+from .settings import ServerSettings
+from .state import AppState, pack_with_baseline
+
+T = TypeVar("T")
+MAX_MESSAGES_PER_CALL = 1000
+INSTRUCTIONS = (
+    "Adaptive Focus Memory, on this machine: add a conversation's messages to a session, then ask for the "
+    "context of a query within a token budget. Binding constraints (allergies, limits, deadlines) are kept "
+    "verbatim; the rest is sent whole, compressed or as one line, by relevance. explain says why."
+)
+Budget = Annotated[int, Field(ge=1, le=MAX_BUDGET, description="Tokens for everything sent.")]
+
+
+StateOf = Callable[[Context], AppState]
+
+
+def mcp_server(state_of: StateOf) -> MCPServer:
+    """An MCP server whose tools work on the ``AppState`` that ``state_of`` returns for the request a tool
+    runs in: the one place where the caller's identity (today, anyone holding the server's key) would
+    scope the sessions a tool sees."""
+    server: MCPServer = MCPServer("afm-local", instructions=INSTRUCTIONS, version=__version__)
+
+    @server.tool()
+    async def add_messages(
+        messages: Annotated[list[MessageIn], Field(min_length=1, max_length=MAX_MESSAGES_PER_CALL)],
+        ctx: Context,
+        session: str | None = None,
+    ) -> dict[str, Any]:
+        """Add messages (role, content, optional importance) to a session, in order; a new session when
+        none is named. Returns the session id and each stored message's importance and tokens."""
+        state = state_of(ctx)
+        if session is None:
+            session = (await _answer(state.run(state.store.create_session)))["id"]
+        added = []
+        for m in messages:
+            out = await _answer(state.append(session, as_turn({**m.model_dump(), "id": uuid.uuid4().hex})))
+            added.append({k: out[k] for k in ("id", "seq", "role", "importance", "tokens_full")})
+        return {"session": session, "added": added}
+
+    @server.tool()
+    async def get_context(
+        ctx: Context, session: str, query: str, max_tokens: Budget, render: Render = "chat"
+    ) -> dict[str, Any]:
+        """The session's history packed for ``query`` into ``max_tokens``: the messages to send an LLM."""
+        out = await _packed(state_of(ctx), session, query, max_tokens, render)
+        return {k: out[k] for k in ("messages", "tokens_used", "budget_tokens", "fidelity_counts")}
+
+    @server.tool()
+    async def explain(
+        ctx: Context, session: str, query: str, max_tokens: Budget, render: Render = "chat"
+    ) -> dict[str, Any]:
+        """Why each message of the session takes the form it does for ``query`` at ``max_tokens``: its
+        importance, score, intended and actual fidelity, tokens and reason."""
+        out = await _packed(state_of(ctx), session, query, max_tokens, render)
+        return {k: out[k] for k in ("items", "tokens_used", "budget_tokens", "fidelity_counts")}
+
+    @server.tool()
+    async def list_sessions(ctx: Context, limit: Annotated[int, Field(ge=1, le=1000)] = 100) -> dict[str, Any]:
+        """The stored sessions, newest first."""
+        state = state_of(ctx)
+        return {"sessions": await _answer(state.run(state.store.list_sessions, limit))}
+
+    @server.tool()
+    async def forget_session(ctx: Context, session: str) -> dict[str, Any]:
+        """Delete a session and every message it holds."""
+        await _answer(state_of(ctx).delete(session))
+        return {"session": session, "deleted": True}
+
+    return server
+
+
+async def _packed(state: AppState, session_id: str, query: str, budget: int, render: Render) -> dict[str, Any]:
+    if len(query.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
+        raise ToolError(f"the query is longer than {MAX_CONTENT_BYTES} bytes")
+    session = await _answer(state.session(session_id))
+    assert session.fm is not None
+    ctx, _ = await _answer(state.run(pack_with_baseline, session.fm, query, budget, None, render, None))
+    return ctx.to_dict()
+
+
+async def _answer(work: Awaitable[T]) -> T:
+    """``work``'s result; an ``AFMError`` becomes a tool error with its one-line message."""
+    try:
+        return await work
+    except UnknownSession:
+        raise ToolError("unknown session") from None
+    except AFMError as exc:
+        raise ToolError(str(exc).splitlines()[0]) from None
+
+
+def run_stdio(settings: ServerSettings) -> None:
+    """``afm-local mcp``: the tools over stdin and stdout, on the sessions of the store ``settings.db``
+    names (the one ``afm-local serve`` uses, so both see the same sessions)."""
+    state = AppState(settings)
+    state.components = local_components(settings.config, threads=settings.threads, abstractive=False)
+    try:
+        anyio.run(mcp_server(lambda ctx: state).run_stdio_async)
+    finally:
+        state.store.close()
