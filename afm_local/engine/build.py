@@ -347,7 +347,9 @@ def _render(
     for i in sorted(texts.keys() | lines.keys()):
         fidelity, text = (PLACEHOLDER, lines[i].text) if i in lines else (int(fidelities[i]), texts[i])
         m = snap.messages[i]
-        packed.append(Packed(m.role, IMPORTANCES[classes[i]], FIDELITIES[fidelity], text, unit_turns(m, fidelity, text)))
+        packed.append(
+            Packed(m.role, IMPORTANCES[classes[i]], FIDELITIES[fidelity], text, unit_turns(m, fidelity, text))
+        )
     if req.render == "chat":
         return render_chat(req.preamble, packed, req.query)
     return render_structured(req.preamble, packed, req.query, job.language)
