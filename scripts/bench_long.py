@@ -54,45 +54,155 @@ ACK = "Noted, I'll keep that in mind."
 # Our own planted messages: (message, question, key terms). Facts are RELEVANT information; constraints
 # and preferences are what the user set and every later answer must respect.
 FACTS = [
-    ("By the way, my sister Olga moved to Porto last month for a job at a bakery.", "Where did my sister move to, and what does she do there?", ["Porto", "bakery"]),
-    ("Our dog is called Biscuit, he's a three-year-old beagle who hates the vacuum cleaner.", "What is my dog's name and what breed is he?", ["Biscuit", "beagle"]),
-    ("Our team project is codenamed Bluebird and the launch date is the 3rd of June.", "What is the codename of our team project and when does it launch?", ["Bluebird", "June"]),
-    ("I parked the car on level 4 of the Riverside garage, spot 47, remember that for me.", "Where did I park the car?", ["level 4", "47"]),
-    ("The one book I reread every year is The Dispossessed by Ursula Le Guin.", "Which book do I reread every year?", ["Dispossessed"]),
-    ("I booked the dentist for Thursday the 14th at 9:30 with Dr. Mendes.", "When is my dentist appointment, and with which doctor?", ["14th", "Mendes"]),
-    ("My landlord Mr. Okafor agreed to lower the rent to 1,150 euros from September.", "What rent did my landlord agree to, and from when?", ["1,150", "September"]),
-    ("For the Valencia marathon I'm aiming to finish in 3 hours 45 minutes.", "What is my target time for the marathon, and which race is it?", ["3 hours 45", "Valencia"]),
-    ("The Wi-Fi code at the cabin is written on a card taped under the kettle.", "Where can I find the Wi-Fi code at the cabin?", ["kettle"]),
-    ("My manager Priya wants the quarterly deck in Google Slides, not PowerPoint.", "Which format does my manager want for the quarterly deck?", ["Google Slides"]),
-    ("Grandma's soup secret is smoked paprika and a splash of cider vinegar at the end.", "What is the secret in grandma's soup recipe?", ["paprika", "cider vinegar"]),
-    ("I switched my phone plan to Mobilink: 30 GB for 19 euros a month.", "Which phone plan did I switch to, and what does it cost?", ["Mobilink", "19 euros"]),
-    ("My daughter Mia plays the fox in the school play on the 22nd.", "Which role does my daughter play in the school play, and when is it?", ["fox", "22nd"]),
-    ("We chose the hexagonal sage-green kitchen tiles from Azulejo Studio.", "Which kitchen tiles did we choose?", ["hexagonal", "sage-green"]),
-    ("My bike is a blue Gazelle city bike, and I keep it in the courtyard shed.", "What kind of bike do I have and where do I keep it?", ["Gazelle", "shed"]),
-    ("My best friend Tomas is getting married in Ljubljana on 9 August.", "Where and when is my best friend's wedding?", ["Ljubljana", "9 August"]),
+    (
+        "By the way, my sister Olga moved to Porto last month for a job at a bakery.",
+        "Where did my sister move to, and what does she do there?",
+        ["Porto", "bakery"],
+    ),
+    (
+        "Our dog is called Biscuit, he's a three-year-old beagle who hates the vacuum cleaner.",
+        "What is my dog's name and what breed is he?",
+        ["Biscuit", "beagle"],
+    ),
+    (
+        "Our team project is codenamed Bluebird and the launch date is the 3rd of June.",
+        "What is the codename of our team project and when does it launch?",
+        ["Bluebird", "June"],
+    ),
+    (
+        "I parked the car on level 4 of the Riverside garage, spot 47, remember that for me.",
+        "Where did I park the car?",
+        ["level 4", "47"],
+    ),
+    (
+        "The one book I reread every year is The Dispossessed by Ursula Le Guin.",
+        "Which book do I reread every year?",
+        ["Dispossessed"],
+    ),
+    (
+        "I booked the dentist for Thursday the 14th at 9:30 with Dr. Mendes.",
+        "When is my dentist appointment, and with which doctor?",
+        ["14th", "Mendes"],
+    ),
+    (
+        "My landlord Mr. Okafor agreed to lower the rent to 1,150 euros from September.",
+        "What rent did my landlord agree to, and from when?",
+        ["1,150", "September"],
+    ),
+    (
+        "For the Valencia marathon I'm aiming to finish in 3 hours 45 minutes.",
+        "What is my target time for the marathon, and which race is it?",
+        ["3 hours 45", "Valencia"],
+    ),
+    (
+        "The Wi-Fi code at the cabin is written on a card taped under the kettle.",
+        "Where can I find the Wi-Fi code at the cabin?",
+        ["kettle"],
+    ),
+    (
+        "My manager Priya wants the quarterly deck in Google Slides, not PowerPoint.",
+        "Which format does my manager want for the quarterly deck?",
+        ["Google Slides"],
+    ),
+    (
+        "Grandma's soup secret is smoked paprika and a splash of cider vinegar at the end.",
+        "What is the secret in grandma's soup recipe?",
+        ["paprika", "cider vinegar"],
+    ),
+    (
+        "I switched my phone plan to Mobilink: 30 GB for 19 euros a month.",
+        "Which phone plan did I switch to, and what does it cost?",
+        ["Mobilink", "19 euros"],
+    ),
+    (
+        "My daughter Mia plays the fox in the school play on the 22nd.",
+        "Which role does my daughter play in the school play, and when is it?",
+        ["fox", "22nd"],
+    ),
+    (
+        "We chose the hexagonal sage-green kitchen tiles from Azulejo Studio.",
+        "Which kitchen tiles did we choose?",
+        ["hexagonal", "sage-green"],
+    ),
+    (
+        "My bike is a blue Gazelle city bike, and I keep it in the courtyard shed.",
+        "What kind of bike do I have and where do I keep it?",
+        ["Gazelle", "shed"],
+    ),
+    (
+        "My best friend Tomas is getting married in Ljubljana on 9 August.",
+        "Where and when is my best friend's wedding?",
+        ["Ljubljana", "9 August"],
+    ),
 ]
 CONSTRAINTS = [
-    ("I'm severely allergic to shellfish, so please never suggest anything with shrimp, crab or lobster.", "Can you suggest a restaurant for a seafood dinner tonight?"),
-    ("I refuse to fly, so any trip you plan for me has to be by train, bus or car.", "How should I get from Berlin to Rome next month?"),
-    ("Our wedding budget is strictly 8,000 euros in total and we cannot go over it.", "Which kinds of wedding venues should we look at?"),
-    ("I'm vegetarian and I don't eat fish either, keep that in mind for every recipe.", "What should I cook for a dinner party this weekend?"),
-    ("I use a wheelchair, so every place you suggest must have step-free access.", "Which museums should we visit in Lisbon?"),
-    ("I'm seven months pregnant, so nothing strenuous or risky for me, please.", "What activities can we do on our beach holiday?"),
-    ("The grant report must be submitted no later than Friday the 14th at noon; there is no extension.", "How should I plan my week?"),
-    ("I can't swim, so please keep water activities off any plan you make for me.", "What can we do in Bali for three days?"),
-    ("I cannot stand spicy food at all, so keep anything hot off my plate.", "What should I order at the Thai restaurant tonight?"),
-    ("I'm on warfarin, so anything that interacts with blood thinners is off the table for me.", "Which painkiller can I take for a headache?"),
-    ("Please never schedule anything for me before 10 am, I work night shifts.", "Can you draft a schedule for my errands tomorrow?"),
-    ("I don't drink alcohol at all, I'm in recovery, so no bars or wine tastings.", "What should we do for my birthday evening?"),
+    (
+        "I'm severely allergic to shellfish, so please never suggest anything with shrimp, crab or lobster.",
+        "Can you suggest a restaurant for a seafood dinner tonight?",
+    ),
+    (
+        "I refuse to fly, so any trip you plan for me has to be by train, bus or car.",
+        "How should I get from Berlin to Rome next month?",
+    ),
+    (
+        "Our wedding budget is strictly 8,000 euros in total and we cannot go over it.",
+        "Which kinds of wedding venues should we look at?",
+    ),
+    (
+        "I'm vegetarian and I don't eat fish either, keep that in mind for every recipe.",
+        "What should I cook for a dinner party this weekend?",
+    ),
+    (
+        "I use a wheelchair, so every place you suggest must have step-free access.",
+        "Which museums should we visit in Lisbon?",
+    ),
+    (
+        "I'm seven months pregnant, so nothing strenuous or risky for me, please.",
+        "What activities can we do on our beach holiday?",
+    ),
+    (
+        "The grant report must be submitted no later than Friday the 14th at noon; there is no extension.",
+        "How should I plan my week?",
+    ),
+    (
+        "I can't swim, so please keep water activities off any plan you make for me.",
+        "What can we do in Bali for three days?",
+    ),
+    (
+        "I cannot stand spicy food at all, so keep anything hot off my plate.",
+        "What should I order at the Thai restaurant tonight?",
+    ),
+    (
+        "I'm on warfarin, so anything that interacts with blood thinners is off the table for me.",
+        "Which painkiller can I take for a headache?",
+    ),
+    (
+        "Please never schedule anything for me before 10 am, I work night shifts.",
+        "Can you draft a schedule for my errands tomorrow?",
+    ),
+    (
+        "I don't drink alcohol at all, I'm in recovery, so no bars or wine tastings.",
+        "What should we do for my birthday evening?",
+    ),
 ]
 MIX = {"topical_chat": 0.45, "multiwoz22": 0.2, "sgd": 0.15, "casino": 0.15, "oasst_en100": 0.05}
 STRATEGIES = ("afm", "afm_paper", "afm_previous", "topk", "bm25", "hybrid", "recency")
-BUDGETS = {"real": (1000, 2000, 4000), "realprefs": (500, 1000, 2000), "long": (500, 1000, 2000, 4000),
-           "prefs": (500, 1000, 2000)}
+BUDGETS = {
+    "real": (1000, 2000, 4000),
+    "realprefs": (500, 1000, 2000),
+    "long": (500, 1000, 2000, 4000),
+    "prefs": (500, 1000, 2000),
+}
 RRF_K = 60
 # The default before the relevance scoring (kept to measure against, and for users who want it back).
-PREVIOUS = dict(scoring="paper", similarity_floor=0.8, full_threshold=0.45, compressed_threshold=0.25,
-                compressed_form="summary", placeholders="message")
+PREVIOUS = dict(
+    scoring="paper",
+    similarity_floor=0.8,
+    full_threshold=0.45,
+    compressed_threshold=0.25,
+    compressed_form="summary",
+    placeholders="message",
+)
 
 
 @dataclass
@@ -126,15 +236,20 @@ def real_conversations(split: str) -> list[Conversation]:
             continue
         turns = conv.turns()
         where = {t.id: i for i, t in enumerate(turns)}
-        probes = [Probe(q["type"], [where[e] for e in q["evidence"]], q["question"])
-                  for q in questions if q["conversation"] == conv.id]
+        probes = [
+            Probe(q["type"], [where[e] for e in q["evidence"]], q["question"])
+            for q in questions
+            if q["conversation"] == conv.id
+        ]
         out.append(Conversation([{"role": t.role, "content": t.text} for t in turns], probes, "real"))
     return out
 
 
 def real_preference_items(split: str) -> list[Conversation]:
-    return [Conversation(item.messages(), [Probe("preference", [0], item.question, verbatim=True)], "realprefs")
-            for item in relevance_sets.preference_items(split)]
+    return [
+        Conversation(item.messages(), [Probe("preference", [0], item.question, verbatim=True)], "realprefs")
+        for item in relevance_sets.preference_items(split)
+    ]
 
 
 def long_conversation(rng: random.Random, split: str, turns: int) -> Conversation:
@@ -186,8 +301,9 @@ class Subjects:
     lexical: Callable[[str], np.ndarray]
 
 
-def subjects(conv: Conversation, components: Components, configs: dict[str, AFMConfig],
-             cache: ArtifactCache) -> Subjects:
+def subjects(
+    conv: Conversation, components: Components, configs: dict[str, AFMConfig], cache: ArtifactCache
+) -> Subjects:
     import bm25s
 
     managers = {}
@@ -206,10 +322,15 @@ def subjects(conv: Conversation, components: Components, configs: dict[str, AFMC
     return Subjects(conv, managers, components, lexical)
 
 
-def ranks(scores: np.ndarray) -> np.ndarray:
-    out = np.empty(len(scores))
-    out[np.argsort(-scores, kind="stable")] = np.arange(len(scores))
-    return out
+def rrf(dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
+    """Reciprocal-rank fusion: ``1 / (k + rank)`` from each ranking; a message BM25 does not retrieve (no query
+    term) gets nothing from it, as in a search engine, rather than a rank decided by its position."""
+    ranked = np.empty(len(dense))
+    ranked[np.argsort(-dense, kind="stable")] = np.arange(len(dense))
+    fused = 1 / (RRF_K + ranked)
+    hits = np.flatnonzero(lexical > 0)
+    fused[hits[np.argsort(-lexical[hits], kind="stable")]] += 1 / (RRF_K + np.arange(len(hits)))
+    return fused
 
 
 def retrieve(name: str, s: Subjects, question: str, budget: int) -> BaselineContext:
@@ -217,16 +338,24 @@ def retrieve(name: str, s: Subjects, question: str, budget: int) -> BaselineCont
     if name == "recency":
         return naive_replay(msgs, question, budget, counter=counter, preamble=PREAMBLE)
     dense = s.managers["afm"].similarity(question)
-    scores = {"topk": lambda: dense, "bm25": lambda: s.lexical(question) + 1e-9 * dense,
-              "hybrid": lambda: 1 / (RRF_K + ranks(dense)) + 1 / (RRF_K + ranks(s.lexical(question)))}[name]()
+    scores = {
+        "topk": lambda: dense,
+        "bm25": lambda: s.lexical(question) + 1e-9 * dense,
+        "hybrid": lambda: rrf(dense, s.lexical(question)),
+    }[name]()
     return top_k_similarity(msgs, question, budget, counter=counter, preamble=PREAMBLE, similarity=scores)
 
 
 def run_strategy(name: str, s: Subjects, probe: Probe, budget: int) -> dict:
     """Build one context; say what happened to the probe's evidence."""
     msgs = s.conv.messages
-    row: dict = {"strategy": name, "budget": budget, "kind": probe.kind, "suite": s.conv.suite,
-                 "age": len(msgs) - min(probe.evidence)}
+    row: dict = {
+        "strategy": name,
+        "budget": budget,
+        "kind": probe.kind,
+        "suite": s.conv.suite,
+        "age": len(msgs) - min(probe.evidence),
+    }
     ms = None
     if name in s.managers:
         try:
@@ -234,8 +363,18 @@ def run_strategy(name: str, s: Subjects, probe: Probe, budget: int) -> dict:
             ctx = s.managers[name].build_context(probe.question, budget, PREAMBLE)
             ms = (time.perf_counter() - t) * 1000
         except BudgetTooSmall as exc:
-            return {**row, "refused": True, "minimum": exc.minimum, "retained": 0.0, "all": False, "full": 0.0,
-                    "verbatim": False, "keys": False, "tokens": 0, "ms": None}
+            return {
+                **row,
+                "refused": True,
+                "minimum": exc.minimum,
+                "retained": 0.0,
+                "all": False,
+                "full": 0.0,
+                "verbatim": False,
+                "keys": False,
+                "tokens": 0,
+                "ms": None,
+            }
         forms = [ctx.items[i].fidelity.value for i in probe.evidence]
         sent, used = ctx.messages, ctx.tokens_used
     else:
@@ -244,10 +383,17 @@ def run_strategy(name: str, s: Subjects, probe: Probe, budget: int) -> dict:
         sent, used = base.messages, base.tokens_used
     body = "\n".join(m["content"] for m in sent)
     kept = [f in ("full", "compressed") for f in forms]
-    return {**row, "refused": False, "retained": float(np.mean(kept)), "all": all(kept),
-            "full": float(np.mean([f == "full" for f in forms])),
-            "verbatim": all(msgs[i]["content"] in body for i in probe.evidence),
-            "keys": all(k in body for k in probe.keys), "tokens": used, "ms": ms}
+    return {
+        **row,
+        "refused": False,
+        "retained": float(np.mean(kept)),
+        "all": all(kept),
+        "full": float(np.mean([f == "full" for f in forms])),
+        "verbatim": all(msgs[i]["content"] in body for i in probe.evidence),
+        "keys": all(k in body for k in probe.keys),
+        "tokens": used,
+        "ms": ms,
+    }
 
 
 def evaluate(convs: list[Conversation], components: Components, configs: dict[str, AFMConfig]) -> list[dict]:
@@ -270,8 +416,11 @@ def suite_table(rows: list[dict], suite: str) -> list[str]:
     """Strategy × budget: evidence retained, all of it, Full; verbatim where it applies; refusals, cost."""
     sel = [r for r in rows if r["suite"] == suite]
     verbatim = any(r["kind"] in ("constraint", "preference") for r in sel)
-    head = ("| strategy | budget | evidence retained | all evidence retained | evidence Full |"
-            + (" constraints/preferences verbatim |" if verbatim else "") + " refusals | tokens (mean) | build ms (median) |")
+    head = (
+        "| strategy | budget | evidence retained | all evidence retained | evidence Full |"
+        + (" constraints/preferences verbatim |" if verbatim else "")
+        + " refusals | tokens (mean) | build ms (median) |"
+    )
     out = [f"### {suite}", "", head, "|" + "---|" * (head.count("|") - 1)]
     for name in STRATEGIES:
         for b in BUDGETS[suite]:
@@ -283,9 +432,12 @@ def suite_table(rows: list[dict], suite: str) -> list[str]:
                 cells.append(pct([r["verbatim"] for r in rs if r["kind"] in ("constraint", "preference")]))
             ms = [r["ms"] for r in rs if r["ms"] is not None]
             sent = [r["tokens"] for r in rs if not r["refused"]]
-            out.append(f"| {name} | {b} | " + " | ".join(cells) + f" | {sum(r['refused'] for r in rs)}/{len(rs)} | "
-                       f"{statistics.mean(sent) if sent else 0:.0f} | "
-                       + (f"{statistics.median(ms):.2f}" if ms else "–") + " |")
+            out.append(
+                f"| {name} | {b} | " + " | ".join(cells) + f" | {sum(r['refused'] for r in rs)}/{len(rs)} | "
+                f"{statistics.mean(sent) if sent else 0:.0f} | "
+                + (f"{statistics.median(ms):.2f}" if ms else "–")
+                + " |"
+            )
     return out + [""]
 
 
@@ -293,12 +445,20 @@ def kind_table(rows: list[dict], suite: str, budget: int) -> list[str]:
     """Evidence retained per question type at one budget."""
     sel = [r for r in rows if r["suite"] == suite and r["budget"] == budget]
     kinds = sorted({r["kind"] for r in sel})
-    out = [f"Evidence retained per question type, {suite}, {budget} tokens:", "",
-           "| strategy | " + " | ".join(f"{k} ({sum(r['kind'] == k for r in sel) // len(STRATEGIES)})" for k in kinds)
-           + " |", "|" + "---|" * (len(kinds) + 1)]
+    out = [
+        f"Evidence retained per question type, {suite}, {budget} tokens:",
+        "",
+        "| strategy | "
+        + " | ".join(f"{k} ({sum(r['kind'] == k for r in sel) // len(STRATEGIES)})" for k in kinds)
+        + " |",
+        "|" + "---|" * (len(kinds) + 1),
+    ]
     for name in STRATEGIES:
-        out.append(f"| {name} | " + " | ".join(pct([r["retained"] for r in sel if r["strategy"] == name and r["kind"] == k])
-                                              for k in kinds) + " |")
+        out.append(
+            f"| {name} | "
+            + " | ".join(pct([r["retained"] for r in sel if r["strategy"] == name and r["kind"] == k]) for k in kinds)
+            + " |"
+        )
     return out + [""]
 
 
@@ -312,8 +472,16 @@ def plot(rows: list[dict], suites: list[str], out: str) -> None:
     for ax, suite in zip(axes[0], suites):
         key = "verbatim" if suite in ("realprefs", "prefs") else "retained"
         for name in STRATEGIES:
-            ys = [100 * float(np.mean([r[key] for r in rows if r["suite"] == suite and r["strategy"] == name
-                                       and r["budget"] == b] or [np.nan])) for b in BUDGETS[suite]]
+            ys = [
+                100
+                * float(
+                    np.mean(
+                        [r[key] for r in rows if r["suite"] == suite and r["strategy"] == name and r["budget"] == b]
+                        or [np.nan]
+                    )
+                )
+                for b in BUDGETS[suite]
+            ]
             ax.plot(BUDGETS[suite], ys, marker="o", label=name)
         ax.set_xscale("log")
         ax.set_xticks(BUDGETS[suite], [str(b) for b in BUDGETS[suite]])
@@ -330,7 +498,13 @@ def parse_overrides(pairs: list[str]) -> dict:
     out = {}
     for pair in pairs:
         key, _, value = pair.partition("=")
-        out[key] = None if value == "none" else json.loads(value) if value[:1].isdigit() or value in ("true", "false") else value
+        out[key] = (
+            None
+            if value == "none"
+            else json.loads(value)
+            if value[:1].isdigit() or value in ("true", "false")
+            else value
+        )
     return out
 
 
@@ -354,12 +528,20 @@ def main() -> None:
     if "realprefs" in suites:
         convs += real_preference_items(args.split)
     if "long" in suites or "prefs" in suites:
-        convs += [c for c in planted(args.split, args.seed, args.conversations, args.turns, args.preferences)
-                  if c.suite in suites]
+        convs += [
+            c
+            for c in planted(args.split, args.seed, args.conversations, args.turns, args.preferences)
+            if c.suite in suites
+        ]
     overrides = parse_overrides(args.config)
-    configs = {name: AFMConfig(embedder=args.embedder, **base) for name, base in
-               (("afm", overrides), ("afm_paper", AFMConfig.paper().model_dump(exclude_defaults=True)),
-                ("afm_previous", PREVIOUS))}
+    configs = {
+        name: AFMConfig(embedder=args.embedder, **base)
+        for name, base in (
+            ("afm", overrides),
+            ("afm_paper", AFMConfig.paper().model_dump(exclude_defaults=True)),
+            ("afm_previous", PREVIOUS),
+        )
+    }
     components = local_manager(configs["afm"]).components
     rows = evaluate(convs, components, configs)
     lines = [line for suite in suites for line in suite_table(rows, suite)]
@@ -368,18 +550,32 @@ def main() -> None:
     print("\n".join(lines))
     plot(rows, suites, args.out)
     wall = time.time() - t0
-    result = {"args": vars(args), "classifier": components.classifier.name, "embedder": components.embedder.name,
-              "config": configs["afm"].model_dump(), "rows": rows, "wall_s": wall}
+    result = {
+        "args": vars(args),
+        "classifier": components.classifier.name,
+        "embedder": components.embedder.name,
+        "config": configs["afm"].model_dump(),
+        "rows": rows,
+        "wall_s": wall,
+    }
     (OUT_DIR / f"{args.out}_results.json").write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
     md = [
-        "# Long conversations of real dialogue", "",
+        "# Long conversations of real dialogue",
+        "",
         f"Command: `.venv/bin/python -m scripts.bench_long --suite {args.suite} --split {args.split} --embedder "
-        f"{args.embedder}" + (f" --config {' '.join(args.config)}" if args.config else "") + f" --out {args.out}` (wall "
-        f"{wall:.0f} s; classifier `{components.classifier.name}`, embedder `{components.embedder.name}`).", "",
+        f"{args.embedder}"
+        + (f" --config {' '.join(args.config)}" if args.config else "")
+        + f" --out {args.out}` (wall "
+        f"{wall:.0f} s; classifier `{components.classifier.name}`, embedder `{components.embedder.name}`).",
+        "",
         "What each suite and strategy is: the docstring of scripts/bench_long.py. *evidence retained*: the share of a "
         "question's evidence messages that reach the model Full or Compressed, averaged over questions; *all*: every "
         "evidence message of the question does; *Full*: the share sent whole; *verbatim*: the constraint's or "
-        "preference's exact text is sent.", "", *lines, f"![retention]({args.out}_retention.png)", "",
+        "preference's exact text is sent.",
+        "",
+        *lines,
+        f"![retention]({args.out}_retention.png)",
+        "",
     ]
     (OUT_DIR / f"{args.out}.md").write_text("\n".join(md), encoding="utf-8")
     print(f"wall {wall:.0f} s")
