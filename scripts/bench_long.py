@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 import random
 import statistics
 import time
@@ -45,7 +46,7 @@ from afm_local.core.baselines import BaselineContext, naive_replay, top_k_simila
 from afm_local.core.protocols import Components
 from afm_local.text.lexical import terms
 from scripts import relevance_sets
-from scripts.common import OUT_DIR
+from scripts.common import OUT_DIR, WORD, content_stems, distinctive, stem
 from scripts.corpora import Turn, dialogues, split_of
 
 PREAMBLE = "You are a helpful personal assistant with a long memory of our chats."
@@ -227,20 +228,29 @@ def dialogue_pool(split: str, corpus: str) -> list[list[Turn]]:
     return [turns for did, turns in dialogues(corpus).items() if split_of(corpus, did) == split and len(turns) >= 2]
 
 
-def real_conversations(split: str) -> list[Conversation]:
-    """The annotated conversations of ``split`` with their questions (evidence turn ids as positions)."""
+def real_conversations(split: str, echo: bool = False) -> list[Conversation]:
+    """The annotated conversations of ``split`` with their questions (evidence turn ids as positions).
+
+    ``echo``: a diagnostic of the lexical channel, not a test set: each question gets up to two distinctive
+    words of its first evidence message appended (seeded), as users often do repeat a name or a rare word,
+    which the annotators' questions avoid by rule."""
     questions = relevance_sets.questions(split)
+    rng = random.Random(f"echo:{split}")
     out = []
     for conv in relevance_sets.conversations():
         if conv.split != split:
             continue
         turns = conv.turns()
         where = {t.id: i for i, t in enumerate(turns)}
-        probes = [
-            Probe(q["type"], [where[e] for e in q["evidence"]], q["question"])
-            for q in questions
-            if q["conversation"] == conv.id
-        ]
+        df = Counter(s for t in turns for s in content_stems(t.text))
+        probes = []
+        for q in (q for q in questions if q["conversation"] == conv.id):
+            question, first = q["question"], turns[where[q["evidence"][0]]].text
+            if echo:
+                rare = distinctive(first, df, len(turns))
+                words = sorted({w for w in WORD.findall(first) if stem(w) in rare})
+                question = question.rstrip("?") + " " + " ".join(rng.sample(words, min(2, len(words)))) + "?"
+            probes.append(Probe(q["type"], [where[e] for e in q["evidence"]], question))
         out.append(Conversation([{"role": t.role, "content": t.text} for t in turns], probes, "real"))
     return out
 
@@ -517,6 +527,11 @@ def main() -> None:
     ap.add_argument("--turns", type=int, default=600, help="planted suite: messages a conversation")
     ap.add_argument("--preferences", type=int, default=100, help="planted suite: preference items")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--echo",
+        action="store_true",
+        help="real suite: append 2 distinctive evidence words to each question (a diagnostic of the lexical channel)",
+    )
     ap.add_argument("--config", nargs="*", default=[], help="AFMConfig overrides for the afm strategy (tuning on dev)")
     ap.add_argument("--out", default="long", help="basename of the written files under docs/benchmarks/")
     args = ap.parse_args()
@@ -524,7 +539,7 @@ def main() -> None:
     suites = ["real", "realprefs", "long", "prefs"] if args.suite == "all" else [args.suite]
     convs: list[Conversation] = []
     if "real" in suites:
-        convs += real_conversations(args.split)
+        convs += real_conversations(args.split, args.echo)
     if "realprefs" in suites:
         convs += real_preference_items(args.split)
     if "long" in suites or "prefs" in suites:

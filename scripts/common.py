@@ -290,7 +290,7 @@ class CachedModel:
 
 
 # Annotators' questions must not reuse the distinctive words of their evidence (scripts.relevance_sets).
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _STOP = frozenset("""a an the and or but if so of to in on at by for with from as is are was were be been being am do does did
 have has had i me my mine we us our you your he him his she her they them their it its this that these those there here
 what which who whom whose when where why how not no yes can could would should will shall may might must just also very
@@ -310,7 +310,7 @@ def stem(word: str) -> str:
 
 
 def content_stems(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text) if w.lower() not in _STOP and (len(w) >= 3 or w.isdigit())}
+    return {stem(w) for w in WORD.findall(text) if w.lower() not in _STOP and (len(w) >= 3 or w.isdigit())}
 
 
 RARE_SHARE = 0.02  # a word in at most this share of a conversation's messages is distinctive
@@ -319,7 +319,7 @@ RARE_SHARE = 0.02  # a word in at most this share of a conversation's messages i
 def distinctive(evidence: str, df: Counter[str], n_messages: int) -> set[str]:
     """Words of the evidence a question must not reuse: rare in the conversation, a number or a name."""
     out = set()
-    for w in _WORD.findall(evidence):
+    for w in WORD.findall(evidence):
         s = stem(w)
         if w.lower() in _STOP or (len(w) < 3 and not w.isdigit()):
             continue
