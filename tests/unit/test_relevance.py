@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 
 from afm_local.core.config import AFMConfig
 from afm_local.core.lexical import Bm25Index
-from afm_local.core.relevance import best_sentences, contextual, excerpt_costs, relevance_scores, relevance_z, standardized
+from afm_local.core.relevance import (
+    best_sentences,
+    contextual,
+    excerpt_costs,
+    relevance_scores,
+    relevance_z,
+    standardized,
+)
 from afm_local.core.types import CRITICAL, RELEVANT, TRIVIAL
 from afm_local.text.lexical import terms
 
@@ -125,6 +132,6 @@ def test_the_most_relevant_runs_get_their_line_while_lines_fit() -> None:
         priced.append((a, b))
         return 10
 
-    assert choose(candidates, score, cost, 25) == [(3, 4), (6, 9)]  # by best score: 0.9, then 0.5; 0.2 does not fit
+    assert choose(candidates, score, cost, 25) == [(3, 4), (6, 9)]  # best score first: 0.9, 0.5; no room for 0.2
     assert priced == [(3, 4), (6, 9), (0, 2)]
     assert choose(candidates, score, cost, 5, floor=6) == []  # less than the cheapest line: nothing is priced
