@@ -106,6 +106,13 @@ class AFMConfig(BaseModel):
         "long relevant message costs its relevant sentence; summary: its query-independent extractive summary "
         "(every fact-bearing sentence kept; the paper's compressed form).",
     )
+    excerpt_min_saving: int = Field(
+        16,
+        ge=0,
+        le=1024,
+        description="compressed_form=excerpt: a message is cut to its excerpt only when that saves this many tokens "
+        "(about a range line's cost); a shorter message is sent whole or not at all.",
+    )
     placeholders: Placeholders = Field(
         "range",
         description="range: a run of consecutive messages left out becomes one topic line for the turn range, the "

@@ -76,11 +76,16 @@ def relevance_scores(classes: np.ndarray, z: np.ndarray, config: AFMConfig) -> n
 
 
 def excerpt_costs(
-    sentence_best: np.ndarray, starts: np.ndarray, sentence_tokens: np.ndarray, full_tokens: np.ndarray
+    sentence_best: np.ndarray,
+    starts: np.ndarray,
+    sentence_tokens: np.ndarray,
+    full_tokens: np.ndarray,
+    min_saving: int = 0,
 ) -> np.ndarray:
     """Per message, the token cost of its query-aware excerpt (its best sentence alone), or its full cost when it
-    has one sentence or the excerpt would save less than ``1 - EXCERPT_SHARE`` of it (then there is no excerpt)."""
+    has one sentence or the excerpt would save less than ``1 - EXCERPT_SHARE`` of it or fewer than ``min_saving``
+    tokens (then there is no excerpt: a short message is not cut for a few tokens)."""
     counts = np.diff(np.concatenate([starts, [len(sentence_tokens)]]))
     cost = sentence_tokens[sentence_best]
-    worth = (counts > 1) & (cost < EXCERPT_SHARE * full_tokens)
+    worth = (counts > 1) & (cost < EXCERPT_SHARE * full_tokens) & (full_tokens - cost >= min_saving)
     return np.where(worth, cost, full_tokens)

@@ -198,7 +198,9 @@ def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenC
             z = relevance_z(dense, best_sim, snap.lexical_scores(req.query), recency, cfg)
         if cfg.compressed_form == "excerpt":
             excerpts = best  # a message without sentences (a tool-call unit) keeps its own compressed form
-            excerpt = excerpt_costs(best, sentences.starts, sentences.tokens, snap.tokens[:, FULL])
+            excerpt = excerpt_costs(
+                best, sentences.starts, sentences.tokens, snap.tokens[:, FULL], cfg.excerpt_min_saving
+            )
             excerpt_tokens = np.where(snap.excerptable, excerpt, snap.tokens[:, COMPRESSED])
     language = language_of_counts(*(snap.letters[-LANGUAGE_WINDOW:].sum(axis=0) + letter_counts(req.query)))
     per_item = item_overhead(req.render, cfg)

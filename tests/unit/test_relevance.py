@@ -77,6 +77,9 @@ def test_an_excerpt_is_a_units_cost_only_when_it_saves_enough() -> None:
     sentence_tokens = np.array([10, 4, 20, 19, 1])
     full = np.array([10, 24, 20])
     assert excerpt_costs(np.array([0, 1, 3]), starts, sentence_tokens, full).tolist() == [10, 4, 20]
+    # message 1's excerpt saves 20 tokens: kept at a minimum saving of 20, not at 21 (sent whole instead)
+    assert excerpt_costs(np.array([0, 1, 3]), starts, sentence_tokens, full, 20).tolist() == [10, 4, 20]
+    assert excerpt_costs(np.array([0, 1, 3]), starts, sentence_tokens, full, 21).tolist() == [10, 24, 20]
 
 
 def test_terms_stem_english_and_russian_and_drop_stop_words() -> None:
