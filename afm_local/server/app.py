@@ -29,6 +29,7 @@ from ..core.errors import (
     BudgetTooSmall,
     InvalidInput,
     ModelError,
+    QuotaExceeded,
     StoreError,
     StoreFull,
     StoreUnavailable,
@@ -37,7 +38,7 @@ from ..core.errors import (
 from ..local import local_components
 from .errors import STATUS_KIND, APIError, error_response
 from .middleware import AuthMiddleware, BodyLimitMiddleware, MetricsMiddleware
-from .routes import chat, context, ops, sessions
+from .routes import chat, context, ops, sessions, tenant
 from .settings import ServerSettings
 from .state import AppState
 from .store import open_store
@@ -49,6 +50,7 @@ ERROR_STATUS: tuple[tuple[type[AFMError], int, str], ...] = (
     (BudgetTooSmall, 422, "budget_too_small"),
     (InvalidInput, 422, "invalid_request"),
     (UnknownSession, 404, "not_found"),
+    (QuotaExceeded, 413, "quota_exceeded"),
     (StoreFull, 507, "storage_full"),
     (StoreUnavailable, 503, "storage_unavailable"),
     (StoreError, 503, "storage_unavailable"),
@@ -87,7 +89,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             "afm-local server ready (db=%s, upstream=%s, auth=%s)",
             state.store.description,
             settings.upstream or "built-in",
-            "on" if settings.api_key else "off",
+            "open" if state.keyring.is_open() else "keys",
         )
         try:
             yield
@@ -106,15 +108,16 @@ def create_app(settings: ServerSettings) -> FastAPI:
         redoc_url=None,
         openapi_url="/openapi.json",
         description="Adaptive Focus Memory over HTTP, fully local. Every route but /healthz and the "
-        "static inspector page requires `Authorization: Bearer <key>` when a key is set.",
+        "static inspector page requires `Authorization: Bearer <key>` when a key is set; a key belongs to "
+        "a tenant and sees only that tenant's data.",
     )
     app.state.afm = state
     _add_error_handlers(app)
-    for module in (ops, sessions, context, chat):
+    for module in (ops, sessions, context, chat, tenant):
         app.include_router(module.router)
     # ASGI layers, outermost last
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
-    app.add_middleware(AuthMiddleware, api_key=settings.api_key)
+    app.add_middleware(AuthMiddleware, keyring=state.keyring, limiter=state.rate_limiter)
     app.add_middleware(MetricsMiddleware, requests=state.requests, latency=state.latency)
     return app
 

@@ -17,21 +17,28 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from ...core.types import Context
 from ..answerer import BuiltinModel
+from ..auth import OPEN, Principal
 from ..errors import APIError
 from ..openai_compat import split_chat
-from ..schemas import AFMOptions, ChatCompletionRequest
+from ..schemas import ERROR_RESPONSES, AFMOptions, ChatCompletionRequest, ErrorBody
 from ..state import AppState, pack_with_baseline
-from . import app_state
+from . import app_state, principal
 
 log = logging.getLogger("afm_local.server")
-router = APIRouter(tags=["openai"])
+router = APIRouter(
+    tags=["openai"],
+    responses={**ERROR_RESPONSES, 502: {"model": ErrorBody, "description": "The upstream failed or is unreachable."}},
+)
 ROUTE = "/v1/chat/completions"
 BUILTIN_PROMPT_SHARE = 0.75  # of the built-in model's window left after the reply: its tokenizer is not ours
 
 
 @router.post(ROUTE)
 async def chat_completions(
-    body: ChatCompletionRequest, request: Request, state: AppState = Depends(app_state)
+    body: ChatCompletionRequest,
+    request: Request,
+    state: AppState = Depends(app_state),
+    caller: Principal = Depends(principal),
 ) -> Response:
     chat = split_chat(body.messages)
     options = body.afm or AFMOptions()
@@ -40,8 +47,10 @@ async def chat_completions(
     if state.builtin is not None:  # the built-in model's window: the prompt (other tokenizer) + the reply
         budget = min(budget, max(64, int((state.settings.n_ctx - params["max_tokens"]) * BUILTIN_PROMPT_SHARE)))
 
+    cache = state.stateless_cache(caller.tenant)
+
     def work() -> tuple[Context, int]:
-        fm = state.manager(state.stateless_cache)
+        fm = state.manager(cache)
         fm.add_messages(chat.history)
         return pack_with_baseline(fm, chat.query, budget, chat.preamble, options.render, options.packing)
 
@@ -50,7 +59,7 @@ async def chat_completions(
     packed = list(ctx.messages) + chat.trailing  # after the query: sent verbatim
     if state.builtin is not None:
         return await builtin_answer(state, packed, body, params, headers)
-    return await forward(state, packed, body, request, headers)
+    return await forward(state, packed, body, request, headers, caller)
 
 
 async def forward(
@@ -59,15 +68,17 @@ async def forward(
     body: ChatCompletionRequest,
     request: Request,
     headers: dict[str, str],
+    caller: Principal,
 ) -> Response:
-    """Send the packed request to the upstream; stream its answer back when the client streams."""
+    """Send the packed request to the upstream; stream its answer back when the client streams. On an open
+    server (no key at all) the client's own Authorization is its upstream key, and is passed on."""
     assert state.http is not None and state.settings.upstream
     payload = body.model_dump(exclude_unset=True, exclude={"afm", "messages"})
     payload["messages"] = packed
     out_headers = {"content-type": "application/json", "accept": request.headers.get("accept", "*/*")}
     if state.settings.upstream_api_key:
         out_headers["authorization"] = f"Bearer {state.settings.upstream_api_key}"
-    elif not state.settings.api_key and request.headers.get("authorization"):
+    elif caller == OPEN and request.headers.get("authorization"):
         out_headers["authorization"] = request.headers["authorization"]  # the client's own upstream key
     upstream_request = state.http.build_request(
         "POST", state.settings.upstream + ROUTE, content=json.dumps(payload).encode(), headers=out_headers
