@@ -13,6 +13,7 @@ import anyio
 from prometheus_client import Counter, Histogram
 from prometheus_client.core import CounterMetricFamily
 
+from ..core.errors import StoreError
 from .auth import OPEN, KeyRing, Principal, RateLimiter
 from .errors import error_body, send_json
 
@@ -112,7 +113,11 @@ class AuthMiddleware:
         if scope["type"] != "http" or scope.get("path") in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
-        principal = await anyio.to_thread.run_sync(self._principal, _bearer(scope))
+        try:
+            principal = await anyio.to_thread.run_sync(self._principal, _bearer(scope))
+        except StoreError as exc:  # the keys could not be read: nothing is served, as for any store failure
+            await send_json(send, 503, error_body("storage_unavailable", str(exc)))
+            return
         if principal is None:
             await send_json(
                 send,

@@ -16,9 +16,16 @@ MAX_MESSAGES = 5_000  # per stateless / chat request (the body limit bounds it f
 
 Budget = Annotated[
     int,
-    BeforeValidator(lambda value: check_budget(value, MAX_BUDGET)),
-    Field(description=f"Tokens for everything sent, 1 to {MAX_BUDGET:,}."),
+    Field(ge=1, le=MAX_BUDGET, description=f"Tokens for everything sent, 1 to {MAX_BUDGET:,}."),
+    BeforeValidator(lambda value: _budget(value)),  # runs first: its message names the fix
 ]
+
+
+def _budget(value: object) -> int:
+    """JSON has one number type: 1676.0 is the integer JSON Schema says it is."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return check_budget(value, MAX_BUDGET)
 
 
 def _upper(value: object) -> object:

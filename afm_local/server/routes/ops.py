@@ -63,6 +63,6 @@ async def inspector() -> Response:
     )
 
 
-@router.get("/metrics", tags=["ops"])
+@router.get("/metrics", tags=["ops"], response_class=Response, responses={200: {"content": {"text/plain": {}}}})
 async def metrics(state: AppState = Depends(app_state)) -> Response:
     return Response(generate_latest(state.registry), media_type=CONTENT_TYPE_LATEST)

@@ -235,7 +235,7 @@ class PostgresStore(SQLStore):
     def scrub(self) -> None:
         """VACUUM the tenant tables after an erasure (outside a transaction, as VACUUM must be)."""
         with self._transaction(write=False) as db:
-            db.execute(f"VACUUM {', '.join(TENANT_TABLES)}")
+            db.execute(f"VACUUM FULL {', '.join(TENANT_TABLES)}")
 
     # ------------------------------------------------------------------ schema
 
