@@ -7,9 +7,10 @@ usable key. A presented key is hashed and compared with the digest in constant t
 that key belongs to the tenant ``default``. Keys are shown once, at creation, and never logged: the
 access log names the key id.
 
-When the server has no ``--api-key-env`` and the store no active key, it is open: every request is
-the ``default`` tenant (the loopback default of a single user). Creating the first key closes it
-within ``OPEN_CHECK_S``.
+When the server has no ``--api-key-env`` and no key was ever created in its store, it is open: every
+request is the ``default`` tenant (the loopback default of a single user). Creating the first key
+closes it within ``OPEN_CHECK_S``, for good: revoking every key leaves a server nobody can use, not an
+open one.
 
 A verified key is remembered for ``KEY_TTL_S`` (by the digest of the presented key), so a revoked key
 stops working within that time in every worker.
@@ -70,13 +71,13 @@ class KeyRing:
         self._lock = threading.Lock()
 
     def is_open(self) -> bool:
-        """No key anywhere: every request is the default tenant (checked at most once a second)."""
+        """No key was ever made: every request is the default tenant (checked at most once a second)."""
         if self._env is not None:
             return False
         now = time.monotonic()
         is_open, checked = self._open
         if now - checked > OPEN_CHECK_S:
-            is_open = not self._keys.any_active()
+            is_open = not self._keys.any()
             self._open = (is_open, now)
         return is_open
 

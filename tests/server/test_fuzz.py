@@ -8,8 +8,6 @@ forwards to a minimal upstream (``tests.support.upstream``)."""
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
 
 import pytest
 import schemathesis
@@ -18,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import FailedHealthCheck, Unsatisfiable
 from schemathesis.config import SchemathesisConfig
 
-from tests.support.servers import REPO
+from tests.support.servers import create_key
 from tests.support.upstream import Upstream
 
 MAX_EXAMPLES = 100
@@ -34,15 +32,6 @@ CONFIG = SchemathesisConfig.from_dict(
         }
     }
 )
-
-
-def create_key(db: str, tenant: str) -> str:
-    """A tenant's key, made with the real command line (``afm-local keys create``)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "afm_local", "keys", "create", "--tenant", tenant, "--db", db],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=True,
-    )
-    return done.stdout.strip()
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
