@@ -36,6 +36,7 @@ class Recorded:
     api: str  # "chat", "responses" or "anthropic"
     body: dict[str, Any]
     violations: list[str]
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -100,7 +101,7 @@ class Upstream:
                 answer = None if violations else reply(body)
             except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
                 violations, answer = [f"malformed request ({type(exc).__name__}: {exc})"], None
-            self.requests.append(Recorded(api, body, violations))
+            self.requests.append(Recorded(api, body, violations, dict(request.headers)))
             if answer is None:
                 return JSONResponse({"error": {"type": "invalid_request_error", "message": "; ".join(violations)}},
                                     status_code=400)
