@@ -22,6 +22,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from .._version import __version__
 from ..core.errors import (
@@ -123,10 +124,8 @@ def create_app(settings: ServerSettings) -> FastAPI:
     _add_error_handlers(app)
     for module in (ops, sessions, context, chat, formats, tenant):
         app.include_router(module.router)
-    if mcp is not None:  # streamable HTTP, stateless: any worker answers any call
-        app.router.routes.extend(
-            mcp.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=settings.host).routes
-        )
+    if mcp is not None:
+        _mount_mcp(app, mcp, settings.host)
     # ASGI layers, outermost last
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(AuthMiddleware, keyring=state.keyring, limiter=state.rate_limiter)
@@ -144,6 +143,25 @@ def _mcp_server(state: AppState) -> MCPServer | None:
         log.info("no %s endpoint: the MCP SDK is not installed (pip install 'afm-local[mcp]')", MCP_PATH)
         return None
     return mcp_server(http_scope(state))
+
+
+def _mount_mcp(app: FastAPI, mcp: MCPServer, host: str) -> None:
+    """``/mcp``: streamable HTTP, stateless, so any worker answers any call. POST only: a stateless server
+    sends nothing unasked, so the GET stream the SDK would hold open forever answers 405, as the MCP spec
+    allows. The OpenAPI schema describes it beside the routes (clients, the fuzz tests)."""
+    from .mcp import OPENAPI_PATH_ITEM
+
+    for route in mcp.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host).routes:
+        assert isinstance(route, Route), route  # no SDK auth routes: AuthMiddleware guards /mcp
+        app.router.routes.append(Route(route.path, endpoint=route.endpoint, methods=["POST"]))
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            build()["paths"][MCP_PATH] = OPENAPI_PATH_ITEM
+        return app.openapi_schema or build()
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _add_error_handlers(app: FastAPI) -> None:

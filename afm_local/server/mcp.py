@@ -44,6 +44,63 @@ INSTRUCTIONS = (
 )
 Budget = Annotated[int, Field(ge=1, le=MAX_BUDGET, description="Tokens for everything sent.")]
 
+# POST /mcp in the OpenAPI schema: a JSON-RPC 2.0 message in, the SDK's answers out. The SDK reads any
+# ``id`` and ``params`` (a wrong one is a JSON-RPC error in a 200), so the schema does not narrow them.
+_JSONRPC_ERROR = {
+    "type": "object",
+    "required": ["jsonrpc", "error"],
+    "properties": {"jsonrpc": {"const": "2.0"}, "id": {}, "error": {"type": "object"}},
+}
+_OUR_ERROR = {"$ref": "#/components/schemas/ErrorBody"}
+OPENAPI_PATH_ITEM: dict[str, Any] = {
+    "post": {
+        "tags": ["mcp"],
+        "summary": "MCP over streamable HTTP (stateless): the memory tools, for the caller's tenant",
+        "operationId": "mcp",
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["jsonrpc"],
+                        "properties": {
+                            "jsonrpc": {"const": "2.0"},
+                            "method": {"type": "string"},
+                            "id": {},
+                            "params": {},
+                        },
+                    }
+                }
+            },
+        },
+        "responses": {
+            "200": {
+                "description": "The JSON-RPC answer (a result, or an error such as an unknown tool or session).",
+                "content": {"text/event-stream": {}},
+            },
+            "202": {"description": "A notification or response, accepted."},
+            "400": {
+                "description": "Not a JSON-RPC message, or not UTF-8 / JSON.",
+                "content": {"application/json": {"schema": {"anyOf": [_JSONRPC_ERROR, _OUR_ERROR]}}},
+            },
+            "401": {
+                "description": "Missing or wrong API key.",
+                "content": {"application/json": {"schema": _OUR_ERROR}},
+            },
+            "406": {
+                "description": "The client does not accept both application/json and text/event-stream.",
+                "content": {"application/json": {"schema": _JSONRPC_ERROR}},
+            },
+            "413": {"description": "The body is too large.", "content": {"application/json": {"schema": _OUR_ERROR}}},
+            "429": {
+                "description": "This key's rate limit is exceeded.",
+                "content": {"application/json": {"schema": _OUR_ERROR}},
+            },
+        },
+    }
+}
+
 
 @dataclass(frozen=True, slots=True)
 class Scope:

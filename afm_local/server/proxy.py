@@ -23,7 +23,12 @@ from .state import AppState, pack_with_baseline
 log = logging.getLogger("afm_local.server")
 Auth = Literal["openai", "anthropic"]  # how an upstream takes its key: Authorization: Bearer, or x-api-key
 ANTHROPIC_HEADERS = ("anthropic-version", "anthropic-beta")
-PROXY_RESPONSES: dict[int | str, dict[str, Any]] = {
+PROXY_RESPONSES: dict[int | str, dict[str, Any]] = {  # the upstream's answer passes through, streams included
+    200: {
+        "description": "The upstream's answer in its own format (server-sent events when streaming); any other "
+        "status the upstream gives passes through too.",
+        "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {}},
+    },
     502: {"model": ErrorBody, "description": "The upstream failed or is unreachable."},
 }
 

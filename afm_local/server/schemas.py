@@ -3,7 +3,7 @@ comes from these). Roles, importance names and the render and packing names are 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
@@ -91,7 +91,7 @@ class AFMOptions(BaseModel):
 
 class ChatMessageIn(BaseModel):
     model_config = ConfigDict(extra="allow")
-    role: str = Field(max_length=32)
+    role: Literal[Role, "developer"]  # developer: OpenAI's newer name for system
     content: str | list[dict[str, Any]] | None = None
 
 
@@ -118,12 +118,19 @@ class ResponsesRequest(BaseModel):
     afm: AFMOptions | None = None
 
 
+class AnthropicMessageIn(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["user", "assistant"]
+    content: str | list[dict[str, Any]]
+
+
 class MessagesRequest(BaseModel):
     """Anthropic's Messages request; fields other than ``messages``, ``system`` and ``afm`` are forwarded."""
 
     model_config = ConfigDict(extra="allow")
     model: str | None = Field(None, max_length=256)
-    messages: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_MESSAGES)
+    messages: list[AnthropicMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
+    max_tokens: int = Field(ge=1, description="Required by the Messages API.")
     system: str | list[dict[str, Any]] | None = None
     stream: bool = False
     afm: AFMOptions | None = None

@@ -1,9 +1,10 @@
 """Property-based fuzzing of the whole HTTP API from its own OpenAPI schema (Schemathesis), on SQLite and
-on PostgreSQL: every operation, generated bodies, paths and queries, with a tenant's key. Every answer
-must be documented in the schema (status, content type, body), none a 5xx, none a stack trace.
+on PostgreSQL: every operation (the three proxies and the MCP endpoint included), generated bodies, paths
+and queries, with a tenant's key. Every answer must be documented in the schema (status, content type,
+body), none a 5xx, none a stack trace.
 
-Bounded (``MAX_EXAMPLES`` per operation) so that the suite stays within CI's time; the chat proxy
-forwards to a minimal upstream (``tests.support.upstream``)."""
+Bounded (``MAX_EXAMPLES`` per operation) so that the suite stays within CI's time; the three proxies
+forward to the upstream test server (``tests.support.upstream``), which answers in each API's format."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from schemathesis import GenerationMode
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import FailedHealthCheck, Unsatisfiable
 from schemathesis.config import SchemathesisConfig
+from schemathesis.core.failures import FailureGroup
 
 from tests.support.servers import create_key
 from tests.support.upstream import Upstream
@@ -44,17 +46,18 @@ def fuzz_server(request, spawn_module_server, tmp_path_factory):
     with Upstream() as upstream:
         server = spawn_module_server("--db", db, "--no-abstractive", "--upstream", upstream.url, "--rate-limit", "0",
                                      name=f"fuzz-{request.param}")
-        yield server, {"Authorization": f"Bearer {key}"}
+        yield server, {"Authorization": f"Bearer {key}"}, upstream
         server.stop()
 
 
 def test_every_operation_answers_as_documented(fuzz_server):
     """Each operation of the schema in turn, ``MAX_EXAMPLES`` valid and as many invalid generated cases,
     every Schemathesis check on every answer (its pytest plugin does not run under this pytest)."""
-    server, auth = fuzz_server
+    server, auth, upstream = fuzz_server
     api = schemathesis.openapi.from_url(server.url + "/openapi.json", headers=auth, config=CONFIG)
     operations = [result.ok() for result in api.get_all_operations()]
-    assert len(operations) >= 10, [op.label for op in operations]
+    labels = {op.label for op in operations}
+    assert len(operations) >= 15 and {"POST /v1/responses", "POST /v1/messages", "POST /mcp"} <= labels, labels
     failures = []
     for operation, mode in itertools.product(operations, (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)):
 
@@ -70,6 +73,8 @@ def test_every_operation_answers_as_documented(fuzz_server):
             fuzz()
         except (Unsatisfiable, FailedHealthCheck):
             assert mode is GenerationMode.NEGATIVE, operation.label  # nothing in it can be made invalid
-        except Exception as exc:  # every operation is fuzzed; all failures are reported together
+        except (Exception, FailureGroup) as exc:  # every operation is fuzzed; all failures are reported together
             failures.append(f"{operation.label} ({mode.value}): {str(exc)[:1500]}")
     assert not failures, "\n\n".join(failures)
+    # the three proxies packed and forwarded generated requests, not only refused them
+    assert {r.api for r in upstream.requests if not r.violations} == {"chat", "responses", "anthropic"}
