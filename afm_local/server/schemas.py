@@ -3,12 +3,12 @@ comes from these). Roles, importance names and the render and packing names are 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_type_hints
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, field_validator
 
 from ..core.config import Packing, Render, check_budget
-from ..core.types import Importance, Role
+from ..core.types import Context, Importance, Role
 
 MAX_CONTENT_BYTES = 64 * 1024  # one message's content
 MAX_BUDGET = 1_000_000
@@ -238,20 +238,15 @@ class TenantExport(BaseModel):
     sessions: list[SessionOut]
 
 
-class PackedMessage(BaseModel):
-    role: str
-    content: str
+def _context_out() -> type[BaseModel]:
+    """``Context.to_dict()``'s shape, made from ``core.types.Context`` itself (its fields and their types, then
+    the items as ``ContextItem.to_dict`` writes them): one definition, which the schema cannot drift from."""
+    hints = get_type_hints(Context)
+    shape: dict[str, Any] = {name: (hints[name], ...) for name in Context.json_fields()}
+    return create_model("ContextOut", **shape, items=(list[dict[str, Any]], ...))
 
 
-class ContextOut(BaseModel):
-    messages: list[PackedMessage]
-    items: list[dict[str, Any]]
-    tokens_used: int
-    budget_tokens: int
-    render: str
-    packing: str
-    language: str
-    fidelity_counts: dict[str, int]
+ContextOut = _context_out()
 
 
 class Health(BaseModel):

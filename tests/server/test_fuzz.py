@@ -36,16 +36,12 @@ CONFIG = SchemathesisConfig.from_dict(
 )
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def fuzz_server(request, spawn_module_server, tmp_path_factory):
-    if request.param == "sqlite":
-        db = str(tmp_path_factory.mktemp("fuzz") / "fuzz.db")
-    else:
-        db = request.getfixturevalue("pg_cluster").create_database()
-    key = create_key(db, "fuzzer")
+@pytest.fixture(scope="module")
+def fuzz_server(module_store_db, spawn_module_server):
+    key = create_key(module_store_db, "fuzzer")
     with Upstream() as upstream:
-        server = spawn_module_server("--db", db, "--no-abstractive", "--upstream", upstream.url, "--rate-limit", "0",
-                                     name=f"fuzz-{request.param}")
+        server = spawn_module_server("--db", module_store_db, "--no-abstractive", "--upstream", upstream.url,
+                                     "--rate-limit", "0", name="fuzz")
         yield server, {"Authorization": f"Bearer {key}"}, upstream
         server.stop()
 

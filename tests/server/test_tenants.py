@@ -24,15 +24,12 @@ def client(server, key: str) -> httpx.Client:
                         trust_env=False)
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def two_tenants(request, spawn_module_server, tmp_path_factory):
+@pytest.fixture(scope="module")
+def two_tenants(module_store_db, spawn_module_server):
     """A server and two tenants, each with sessions and messages carrying its own secret words."""
-    if request.param == "sqlite":
-        db = str(tmp_path_factory.mktemp("tenants") / "tenants.db")
-    else:
-        db = request.getfixturevalue("pg_cluster").create_database()
+    db = module_store_db
     keys = {t: create_key(db, t) for t in SECRET}
-    server = spawn_module_server("--db", db, "--no-abstractive", "--rate-limit", "0", name=f"tenants-{request.param}")
+    server = spawn_module_server("--db", db, "--no-abstractive", "--rate-limit", "0", name="tenants")
     owned: dict[str, dict[str, list[str]]] = {}
     for tenant, key in keys.items():
         sessions, messages = [], []

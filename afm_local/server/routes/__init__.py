@@ -1,7 +1,8 @@
 """The HTTP routes, one module per resource. Each reads what it needs through a dependency: the app's
 ``AppState`` (``app_state``), the caller (``principal``: tenant and key id, set by ``AuthMiddleware``)
 and the caller's view of the store (``tenant_store``: every statement scoped to its tenant). A new
-route gets its tenant in one line: ``store: TenantStore = Depends(tenant_store)``."""
+route gets its tenant in one line: ``store: TenantStore = Depends(tenant_store)``. The proxies, which
+need the request itself, call the same functions on it."""
 
 from fastapi import Request
 

@@ -10,11 +10,10 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from ..answerer import BuiltinModel
-from ..auth import Principal
 from ..formats.openai_chat import split_chat
 from ..proxy import PROXY_RESPONSES, forward, pack, upstream_headers, upstream_url
 from ..schemas import ERROR_RESPONSES, AFMOptions, ChatCompletionRequest
@@ -27,12 +26,8 @@ BUILTIN_PROMPT_SHARE = 0.75  # of the built-in model's window left after the rep
 
 
 @router.post(ROUTE)
-async def chat_completions(
-    body: ChatCompletionRequest,
-    request: Request,
-    state: AppState = Depends(app_state),
-    caller: Principal = Depends(principal),
-) -> Response:
+async def chat_completions(body: ChatCompletionRequest, request: Request) -> Response:
+    state, caller = app_state(request), principal(request)  # as the proxies of routes.formats
     split = split_chat(body.messages)
     options = body.afm or AFMOptions()
     budget = options.budget_tokens or state.settings.budget

@@ -7,16 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from ..auth import Principal
 from ..formats.anthropic import messages_body, split_messages
 from ..formats.responses import responses_body, split_responses
 from ..formats.split import Split
 from ..proxy import PROXY_RESPONSES, Auth, forward, pack, upstream_headers, upstream_url
 from ..schemas import ERROR_RESPONSES, AFMOptions, MessagesRequest, ResponsesRequest
-from ..state import AppState
 from . import app_state, principal
 
 router = APIRouter(tags=["proxies"], responses={**ERROR_RESPONSES, **PROXY_RESPONSES})
@@ -26,33 +24,19 @@ Writer = Callable[[dict[str, Any], list[dict[str, Any]], Split], dict[str, Any]]
 
 
 @router.post(RESPONSES)
-async def responses(
-    body: ResponsesRequest,
-    request: Request,
-    state: AppState = Depends(app_state),
-    caller: Principal = Depends(principal),
-) -> Response:
+async def responses(body: ResponsesRequest, request: Request) -> Response:
     raw = body.model_dump(exclude_unset=True)
-    split = split_responses(raw)
-    return await _proxy(state, request, caller, raw, split, body.afm, RESPONSES, responses_body, "openai")
+    return await _proxy(request, raw, split_responses(raw), body.afm, RESPONSES, responses_body, "openai")
 
 
 @router.post(MESSAGES)
-async def messages(
-    body: MessagesRequest,
-    request: Request,
-    state: AppState = Depends(app_state),
-    caller: Principal = Depends(principal),
-) -> Response:
+async def messages(body: MessagesRequest, request: Request) -> Response:
     raw = body.model_dump(exclude_unset=True)
-    split = split_messages(raw)
-    return await _proxy(state, request, caller, raw, split, body.afm, MESSAGES, messages_body, "anthropic")
+    return await _proxy(request, raw, split_messages(raw), body.afm, MESSAGES, messages_body, "anthropic")
 
 
 async def _proxy(
-    state: AppState,
     request: Request,
-    caller: Principal,
     raw: dict[str, Any],
     split: Split,
     options: AFMOptions | None,
@@ -60,6 +44,9 @@ async def _proxy(
     write: Writer,
     auth: Auth,
 ) -> Response:
+    """Pack in the caller's tenant's cache, forward, pass the answer back (the app and the caller come from
+    the request, as the routes' dependencies read them)."""
+    state, caller = app_state(request), principal(request)
     url = upstream_url(state, route)  # 503 before any packing when there is nowhere to send it
     options = options or AFMOptions()
     ctx, original = await pack(state, caller.tenant, split, options, options.budget_tokens or state.settings.budget)
