@@ -246,7 +246,7 @@ def _cmd_keys(args: argparse.Namespace) -> int:
 
     if args.action != "list" and not args.tenant:
         raise UsageError(f"keys {args.action} needs --tenant NAME")
-    store = open_store(args.db, encryption_key=_key_from(args.db_key_env, "--db-key-env"))
+    store = open_store(args.db, pool_size=1, encryption_key=_key_from(args.db_key_env, "--db-key-env"))
     try:
         if args.action == "create":
             record, key = create_key(store.keys, args.tenant)
