@@ -35,6 +35,8 @@ def test_responses_items_become_turns_and_calls_join_the_assistant_turn_before_t
     ({"input": [{"role": "assistant", "content": "x"}]}, "user message"),
     ({"input": [{"type": "web_search_call", "id": "w"}, {"role": "user", "content": "q"}]}, "cannot be packed"),
     ({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]}, "only text"),
+    ({"input": " "}, "query .* is empty"),  # found by the fuzz tests: the writer would forward "input": []
+    ({"input": [{"role": "user", "content": "q"}, {"role": "user", "content": ""}]}, "query .* is empty"),
 ])
 def test_responses_requests_that_cannot_be_packed_are_refused(body, error):
     with pytest.raises(InvalidInput, match=error):
@@ -53,6 +55,15 @@ def test_anthropic_blocks_become_turns_and_results_with_the_query_stay_in_the_hi
     assert split.preamble == "Be brief." and split.query == "And tomorrow?" and split.trailing == []
     assert split.history == [Turn("user", "Weather?"), Turn("assistant", "Checking.", tool_calls=(CALL,)),
                              Turn("tool", "18C", tool_call_id="c1")]
+
+
+def test_anthropic_blank_text_is_no_query():
+    """Found by the fuzz tests: an empty text block counted as the query, and the writer forwarded no message."""
+    with pytest.raises(InvalidInput, match="user message with text"):
+        split_messages({"messages": [{"role": "user", "content": ""}]})
+    split = split_messages({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
+                                         {"role": "user", "content": [{"type": "text", "text": "  "}]}]})
+    assert split.query == "q" and len(split.trailing) == 2
 
 
 def test_anthropic_images_are_refused_until_attachments_land():
