@@ -4,12 +4,14 @@ OpenAI counts a chat as each message's content plus a fixed overhead per message
 reply with a few more tokens. The structured memory sends every history item as one bullet line
 inside one system message, so there an item costs its text plus a bullet and a newline. Everything
 here is arithmetic over an injected ``TokenCounter``; the engine, the baselines, the server's
-"tokens saved" header and the benchmarks all count through these functions.
+"tokens saved" header and the benchmarks all count through these functions. A message of content parts
+costs its text parts here; its image parts are priced where they are made (``core.imagecost``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from .config import AFMConfig, Render
 from .protocols import TokenCounter
@@ -39,9 +41,20 @@ def fixed_cost(
     return fixed + message_cost(counter, structured_skeleton(preamble, language), config)
 
 
-def sent_cost(counter: TokenCounter, messages: Iterable[Mapping[str, str]], config: AFMConfig) -> int:
-    """The exact cost of a list of chat messages as sent, reply priming included."""
-    return sum(message_cost(counter, m["content"], config) for m in messages) + config.reply_overhead
+def sent_cost(
+    counter: TokenCounter, messages: Iterable[Mapping[str, Any]], config: AFMConfig, image_tokens: int = 0
+) -> int:
+    """The exact cost of a list of chat messages as sent, reply priming included; ``image_tokens``: what
+    their image parts cost."""
+    texts = (content_text(m["content"]) for m in messages)
+    return sum(message_cost(counter, text, config) for text in texts) + config.reply_overhead + image_tokens
+
+
+def content_text(content: str | list[dict[str, Any]]) -> str:
+    """A message's text as counted: a string, or its text parts joined (each part is counted whole)."""
+    if isinstance(content, str):
+        return content
+    return "".join(part["text"] for part in content if part.get("type") == "text")
 
 
 def verbatim_cost(

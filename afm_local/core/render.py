@@ -9,7 +9,9 @@ the conversation's language (English or Russian).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from .parts import ImagePart
 from .protocols import TokenCounter
 from .types import Fidelity, Importance, Role
 
@@ -20,6 +22,7 @@ class Headings:
     critical: str
     relevant: str
     rest: str
+    images: str
 
 
 HEADINGS = {
@@ -31,6 +34,7 @@ HEADINGS = {
         ),
         relevant="### RELEVANT: earlier context, possibly condensed",
         rest="### REST: other turns, one line each",
+        images="Images from the conversation memory, in the order it names them:",
     ),
     "ru": Headings(
         title="## Память разговора",
@@ -40,18 +44,26 @@ HEADINGS = {
         ),
         relevant="### ВАЖНО: предыдущий контекст, возможно в сокращении",
         rest="### ПРОЧЕЕ: остальные реплики, по строке на каждую",
+        images="Изображения из памяти разговора, в том порядке, в каком она их называет:",
     ),
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Packed:
-    """One history message in the form packing chose for it."""
+    """One history message in the form packing chose for it, with the image parts that form sends."""
 
     role: Role
     importance: Importance
     fidelity: Fidelity
     text: str
+    images: tuple[ImagePart, ...] = ()
+
+    def content(self) -> str | list[dict[str, Any]]:
+        """The text, or OpenAI content parts (the text first, then the images) when it sends images."""
+        if not self.images:
+            return self.text
+        return [{"type": "text", "text": self.text}, *(image.to_openai() for image in self.images)]
 
 
 def turn_line(index: int, role: str, label: str = "") -> str:
@@ -88,14 +100,16 @@ def structured_skeleton(preamble: str | None, language: str) -> str:
     return "\n\n".join(parts)
 
 
-def render_chat(preamble: str | None, packed: list[Packed], query: str) -> list[dict[str, str]]:
-    messages = [{"role": "system", "content": preamble}] if preamble else []
-    messages += [{"role": p.role, "content": p.text} for p in packed if p.fidelity is not Fidelity.DROPPED]
+def render_chat(preamble: str | None, packed: list[Packed], query: str) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": preamble}] if preamble else []
+    messages += [{"role": p.role, "content": p.content()} for p in packed if p.fidelity is not Fidelity.DROPPED]
     messages.append({"role": "user", "content": query})
     return messages
 
 
-def render_structured(preamble: str | None, packed: list[Packed], query: str, language: str) -> list[dict[str, str]]:
+def render_structured(preamble: str | None, packed: list[Packed], query: str, language: str) -> list[dict[str, Any]]:
+    """One system message of blocks (an item with attachments lists them, with their text); the images its
+    items send follow in one user message (a system message takes no images), then the query."""
     h = HEADINGS[language]
     sent = [p for p in packed if p.fidelity is not Fidelity.DROPPED]
     critical = [p for p in sent if p.importance is Importance.CRITICAL and p.fidelity is Fidelity.FULL]
@@ -106,7 +120,11 @@ def render_structured(preamble: str | None, packed: list[Packed], query: str, la
     for heading, items, bullet in ((h.critical, critical, "- "), (h.relevant, relevant, "- "), (h.rest, rest, "")):
         if items:
             blocks.append(heading + "\n" + "\n".join(bullet + _one_line(p.text) for p in items))
-    return [{"role": "system", "content": "\n\n".join(blocks)}, {"role": "user", "content": query}]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "\n\n".join(blocks)}]
+    images = [image.to_openai() for p in critical + relevant + rest for image in p.images]
+    if images:
+        messages.append({"role": "user", "content": [{"type": "text", "text": h.images}, *images]})
+    return messages + [{"role": "user", "content": query}]
 
 
 def _one_line(text: str) -> str:

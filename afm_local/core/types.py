@@ -10,7 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
+
+from .parts import Attached
 
 Role = Literal["system", "user", "assistant", "tool"]  # who said a message: the one list of roles
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -97,6 +99,7 @@ class Message:
     constraints: str = ""  # a long CRITICAL message's constraint sentences verbatim, the rest compressed
     tokens_constraints: int = 0
     tokens_reference: int = 0  # its reference line, should a later message restate it (core.render)
+    attachments: tuple[Attached, ...] = ()  # images and files; their costs are in tokens_full / tokens_compressed
 
     @property
     def pinned(self) -> bool:
@@ -119,6 +122,7 @@ class ContextItem:
     tokens: int
     text: str
     reason: str = ""
+    attachments: tuple[dict[str, object], ...] = ()  # how each image or file was sent (core.parts.attachment_account)
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -132,6 +136,7 @@ class ContextItem:
             "fidelity": self.fidelity.value,
             "tokens": self.tokens,
             "reason": self.reason,
+            "attachments": list(self.attachments),
         }
 
 
@@ -143,7 +148,7 @@ class Context:
     ``messages`` does not pay for one object per history message.
     """
 
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]  # content: a string, or OpenAI content parts when images are sent
     tokens_used: int
     budget_tokens: int
     render: str

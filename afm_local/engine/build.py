@@ -22,6 +22,7 @@ from ..core.config import CALL_OPTIONS, AFMConfig, Fill, Overflow, Packing, Rend
 from ..core.errors import BudgetTooSmall, InvalidInput
 from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
+from ..core.parts import Form, attachment_account, image_parts
 from ..core.protocols import TokenCounter
 from ..core.render import Packed, reference_line, render_chat, render_structured
 from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
@@ -36,6 +37,7 @@ from ..core.types import (
     RELEVANT,
     Context,
     ContextItem,
+    Message,
 )
 from ..text.lexicon import language_of_counts, letter_counts
 from .history import CONSTRAINTS, REFERENCE, Snapshot
@@ -149,15 +151,23 @@ def build_context(
         texts = _texts(snap, fidelities, plan.degraded)
         classes, fidelity_list = plan.scored.classes.tolist(), fidelities.tolist()
         packed = [
-            Packed(snap.messages[i].role, IMPORTANCES[classes[i]], FIDELITIES[fidelity_list[i]], text)
+            Packed(
+                snap.messages[i].role,
+                IMPORTANCES[classes[i]],
+                FIDELITIES[fidelity_list[i]],
+                text,
+                image_parts(snap.messages[i].attachments, _form(snap.messages[i], i, fidelity_list[i], plan.degraded))
+                if snap.messages[i].attachments
+                else (),
+            )
             for i, text in texts.items()
         ]
-        if req.render == "chat":  # every sent text is a fidelity whose count is known: the sum is exact
+        if req.render == "chat":  # every sent text and image has a known cost: the sum is exact
             sent = render_chat(req.preamble, packed, req.query)
             used = fixed + int(plan.pack_plan.cost_of(fidelities).sum())
         else:
             sent = render_structured(req.preamble, packed, req.query, language)
-            used = sent_cost(counter, sent, cfg)
+            used = sent_cost(counter, sent, cfg, sum(image.tokens for p in packed for image in p.images))
         if used <= req.budget:
             counts = np.bincount(fidelities, minlength=len(FIDELITIES))
             return Context(
@@ -239,6 +249,16 @@ def _texts(snap: Snapshot, fidelities: np.ndarray, degraded: Degraded | None) ->
     return out
 
 
+def _form(m: Message, i: int, fidelity: int, degraded: Degraded | None) -> Form:
+    """What a message's attachments travel as (``core.parts.image_parts``): a compressed form that saves
+    nothing is sent Full, and the constraint sentences carry no image."""
+    if fidelity == COMPRESSED and degraded is not None and degraded.constraint_sentences[i]:
+        return "constraints"
+    if fidelity == COMPRESSED and m.tokens_compressed >= m.tokens_full:
+        return "full"
+    return FIDELITIES[fidelity].value
+
+
 def _items(job: Job, plan: Plan, fidelities: np.ndarray, texts: dict[int, str]) -> Callable[[], list[ContextItem]]:
     """The per-message account, made when a caller first reads ``Context.items``."""
 
@@ -248,6 +268,10 @@ def _items(job: Job, plan: Plan, fidelities: np.ndarray, texts: dict[int, str]) 
         for i, m in enumerate(job.snap.messages):
             fidelity, intended = int(fidelities[i]), int(scored.intended[i])
             reason = degraded.reason(i) if degraded is not None else ""
+            reason = reason or _reason(bool(plan.pack_plan.reserved[i]), intended, fidelity, plan.pack_plan.costs[i])
+            account = attachment_account(m.attachments, _form(m, i, fidelity, degraded)) if m.attachments else ()
+            if account:
+                reason += " · " + "; ".join(str(a["reason"]) for a in account)
             items.append(
                 ContextItem(
                     m.index,
@@ -260,7 +284,8 @@ def _items(job: Job, plan: Plan, fidelities: np.ndarray, texts: dict[int, str]) 
                     FIDELITIES[fidelity],
                     0 if fidelity == DROPPED else int(costs[i]) - job.per_item,
                     texts.get(i, ""),
-                    reason or _reason(bool(plan.pack_plan.reserved[i]), intended, fidelity, plan.pack_plan.costs[i]),
+                    reason,
+                    account,
                 )
             )
         return items

@@ -17,6 +17,7 @@ from typing import cast
 import numpy as np
 
 from ..core.config import AFMConfig
+from ..core.parts import Attached, attachment_block
 from ..core.protocols import Components, EmbedKind, Topicer
 from ..core.render import placeholder, reference_line
 from ..core.tags import parse_tag
@@ -24,6 +25,7 @@ from ..core.turns import Turn
 from ..core.types import Classification, Compression, Importance, Message, Role, Utterance
 from ..text.extractive import constraint_sentences
 from .cache import ArtifactCache, content_hash
+from .media import AttachmentReader, attachment_topic
 
 WORTH_A_SUMMARY = 2  # the background model reads messages longer than this many placeholders
 
@@ -60,7 +62,10 @@ class ArtifactKeys:
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A turn ready for ingest: the tag (or explicit importance) split off the text, the text hashed."""
+    """A turn ready for ingest: the tag (or explicit importance) split off the text, the text hashed.
+
+    With attachments, ``text`` is the caption followed by each attachment's block (its name and its
+    text, ``core.parts.attachment_block``): what is embedded, classified, compressed and sent."""
 
     role: Role
     text: str
@@ -68,13 +73,17 @@ class Row:
     tag: Importance | None
     id: str | None
     hash: str
+    attached: tuple[Attached, ...] = ()
+    caption: str = ""
 
     @classmethod
-    def of(cls, turn: Turn) -> Row:
+    def of(cls, turn: Turn, attached: tuple[Attached, ...] = ()) -> Row:
         """Split off a leading tag; an explicit importance overrides it."""
-        tag, text = parse_tag(turn.content)
+        tag, caption = parse_tag(turn.content)
         importance = turn.importance if turn.importance is not None else tag
-        return cls(turn.role, text, turn.content, importance, turn.id, content_hash(text))
+        blocks = [attachment_block(n, a) for n, a in enumerate(attached, 1)]
+        text = "\n\n".join([caption.strip(), *blocks]).strip() if blocks else caption
+        return cls(turn.role, text, turn.content, importance, turn.id, content_hash(text), attached, caption)
 
     @property
     def utterance_hash(self) -> str:
@@ -101,6 +110,12 @@ class Ingestor:
     def __init__(self, components: Components, config: AFMConfig, cache: ArtifactCache) -> None:
         self.components, self.config, self.cache = components, config, cache
         self.keys = ArtifactKeys.of(components, config)
+        self.attachments = AttachmentReader(components.media, config, cache)
+
+    def rows(self, turns: Sequence[Turn]) -> list[Row]:
+        """Rows of ``turns``, their attachments read (through the cache) and their text joined to the caption.
+        Bad attachments raise here, before any artifact of the turns is computed."""
+        return [Row.of(turn, self.attachments.read(turn.attachments)) for turn in turns]
 
     def embed(self, texts: Sequence[str], hashes: Sequence[str], kind: EmbedKind = "passage") -> list[np.ndarray]:
         """Vectors of history messages (``passage``) or of the current query (``query``), through the cache."""
@@ -142,8 +157,8 @@ class Ingestor:
         compressed = compressed or cache.compressed.get_or_compute(
             keys.compressed, row.hash, lambda: self.components.compressor.compress(text, ratio)
         )
-        topic = cache.topics.peek(keys.abstract_topic, row.hash) if keys.abstract_topic else None
-        topic = topic or cache.topics.get_or_compute(keys.topic, row.hash, lambda: self.components.topicer.topic(text))
+        topic = cache.topics.peek(keys.abstract_topic, row.hash) if keys.abstract_topic and not row.attached else None
+        topic = topic or cache.topics.get_or_compute(keys.topic, row.hash, lambda: self.topic(row))
         tokens_full = self.count(text, row.hash)
         constraints = ""
         if verdict.label is Importance.CRITICAL and tokens_full >= self.config.constraint_min_tokens:
@@ -160,11 +175,20 @@ class Ingestor:
             self.count(constraints) if constraints else 0,
         )
 
+    def topic(self, row: Row) -> str:
+        """What a placeholder names: the topicer's key phrases; with attachments, the caption's first."""
+        if row.attached:
+            return attachment_topic(row.caption, row.attached, self.components.topicer)
+        return self.components.topicer.topic(row.text)
+
     def message(self, index: int, row: Row, verdict: Classification) -> Message:
-        """The record of ``row`` as message ``index`` of a history."""
+        """The record of ``row`` as message ``index`` of a history. Its Full and Compressed token counts
+        include its images: the originals, and the thumbnails (``core.parts.Attached``)."""
         d = self.derive(row, verdict)
         line, tokens_placeholder = self.placeholder(index, row.role, d.topic)
         critical = d.verdict.label is Importance.CRITICAL
+        images_full = sum(a.tokens_full for a in row.attached)
+        images_compressed = sum(a.tokens_thumbnail for a in row.attached)
         return Message(
             index=index,
             role=row.role,
@@ -173,9 +197,9 @@ class Ingestor:
             content_hash=row.hash,
             importance=d.verdict.label,
             importance_source=d.verdict.source,
-            tokens_full=d.tokens_full,
+            tokens_full=d.tokens_full + images_full,
             compressed=d.compressed,
-            tokens_compressed=d.tokens_compressed,
+            tokens_compressed=d.tokens_compressed + images_compressed,
             topic=d.topic,
             placeholder=line,
             tokens_placeholder=tokens_placeholder,
@@ -184,6 +208,7 @@ class Ingestor:
             constraints=d.constraints,
             tokens_constraints=d.tokens_constraints,
             tokens_reference=self.components.counter.count(reference_line(index, row.role)) if critical else 0,
+            attachments=row.attached,
         )
 
     def constraint_sentences(self, text: str, role: str) -> str:
@@ -210,6 +235,8 @@ class Ingestor:
         whose summary or topic it has not made yet."""
         keys, model = self.keys, self.components.abstractive
         if model is None or message.tokens_full <= WORTH_A_SUMMARY * self.config.placeholder_max_tokens:
+            return False
+        if message.attachments:  # its forms carry images: the extractive ones stay
             return False
         summary_done = keys.abstract_compressed is None or bool(
             self.cache.compressed.peek(keys.abstract_compressed, message.content_hash)

@@ -26,7 +26,7 @@ from .background import background_worker
 from .build import Request, build_context
 from .cache import ArtifactCache, content_hash
 from .history import History
-from .ingest import Ingestor, Row
+from .ingest import Ingestor
 
 
 class FocusManager:
@@ -55,8 +55,14 @@ class FocusManager:
         with self._lock:
             return list(self._history.messages)
 
-    def add_message(self, role: str, content: str, importance: Importance | str | None = None) -> Message:
-        """Add one message; returns the stored record (id, importance, token counts)."""
+    def add_message(
+        self, role: str, content: str | list[dict[str, Any]], importance: Importance | str | None = None
+    ) -> Message:
+        """Add one message; returns the stored record (id, importance, token counts, attachments).
+
+        ``content`` is text or a list of OpenAI content parts: ``text``, ``image_url`` (a base64 ``data:``
+        URL, or an ``http(s)`` URL that is never fetched) and ``file`` (a PDF, text or Markdown file as
+        ``file_data``); ``afm_local.file_part(path)`` makes one from a file."""
         return self.add_messages([{"role": role, "content": content, "importance": importance}])[0]
 
     def add_messages(self, turns: Iterable[Turn | Mapping[str, Any]]) -> list[Message]:
@@ -66,7 +72,7 @@ class FocusManager:
         a stored ``id`` is kept, so a session restored from the store keeps its ids (and, through the
         cache, recomputes nothing).
         """
-        rows = [Row.of(as_turn(turn)) for turn in turns]
+        rows = self._ingest.rows([as_turn(turn) for turn in turns])
         vectors = self._ingest.embed([r.text for r in rows], [r.hash for r in rows])
         verdicts = self._ingest.classify(rows)
         stored = []

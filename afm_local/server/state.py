@@ -32,7 +32,7 @@ from ..core.protocols import Components
 from ..core.turns import Turn
 from ..core.types import FIDELITIES, Context, Message
 from ..engine import ArtifactCache, FocusManager
-from ..engine.ingest import Ingestor, Row
+from ..engine.ingest import Ingestor
 from .answerer import BuiltinModel
 from .middleware import CacheCollector
 from .settings import ServerSettings
@@ -162,7 +162,8 @@ class AppState:
         """Compute and store every artifact of a message about to be appended, so that its row commits
         last and restoring it never runs a model; the session's manager then takes the message in from
         the cache (and schedules the background model's work on it, if any)."""
-        self.ingestor().artifacts([Row.of(turn)])
+        ingestor = self.ingestor()
+        ingestor.artifacts(ingestor.rows([turn]))
 
     def _evict(self) -> None:
         excess = len(self.sessions) - self.settings.max_sessions_in_memory

@@ -1,0 +1,264 @@
+"""Images and documents in a conversation: the content parts a caller gives, and what ingest makes of them.
+
+A turn's content is its text plus ``Attachment`` records, parsed once from OpenAI content parts
+(``text``, ``image_url``, ``file``) by ``content_of``, which ``core.turns.as_turn`` calls. An image
+given by an ``http(s)`` URL is kept as a reference and never fetched. What the bytes really are (an
+image, a PDF, a text file) is decided later, from the bytes, by the media reader
+(``core.protocols.MediaReader``); ingest then records an ``Attached`` per attachment: its text (OCR or
+the document's), its thumbnail and what each form costs the target model (``core.imagecost``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+from .errors import InvalidInput
+
+Detail = Literal["auto", "low", "high"]
+DETAILS: tuple[Detail, ...] = get_args(Detail)
+MediaKind = Literal["image", "pdf", "text"]
+THUMBNAIL_SIDE = 256  # the longest side of a thumbnail, in pixels
+_DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?(;[\w-]+=[^;,]*)*;base64,", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """An image or file part of a turn as the caller gave it: the decoded bytes of a ``data:`` URL, or an
+    ``http(s)`` image URL kept as a reference (never fetched). ``part`` is the part type the caller used;
+    the bytes, not the part type or the claimed MIME type, decide what it is."""
+
+    part: Literal["image_url", "file"]
+    data: bytes = b""
+    url: str = ""
+    detail: Detail = "auto"
+    filename: str = ""
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data if not self.url else self.url.encode()).hexdigest()
+
+    @property
+    def is_reference(self) -> bool:
+        return bool(self.url)
+
+
+@dataclass(frozen=True, slots=True)
+class MediaLimits:
+    """What one attachment may be (``AFMConfig``): bytes, pixels of an image, pages of a document."""
+
+    max_bytes: int
+    max_pixels: int
+    max_pages: int
+
+
+@dataclass(frozen=True, slots=True)
+class MediaInfo:
+    """What an attachment's bytes are, sniffed and checked: its kind, type and (images) pixel size."""
+
+    kind: MediaKind
+    mime: str
+    width: int = 0
+    height: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Thumbnail:
+    """A small JPEG of an image or of a document's first page: longest side at most ``THUMBNAIL_SIDE``,
+    re-encoded without any metadata."""
+
+    data: bytes
+    width: int
+    height: int
+
+    @property
+    def data_url(self) -> str:
+        return "data:image/jpeg;base64," + base64.b64encode(self.data).decode("ascii")
+
+
+@dataclass(frozen=True, slots=True)
+class Attached:
+    """An attachment of a history message with what ingest derived from it, each computed once.
+
+    ``tokens_full`` is what the image part costs sent as given (0 for a document, which is sent as its
+    text); ``tokens_thumbnail`` what its thumbnail costs at ``detail: low`` (for a reference, which has
+    no thumbnail, the original's cost: it can only be sent as given or named)."""
+
+    source: Attachment
+    info: MediaInfo | None  # None for an http(s) reference
+    name: str  # the file name, the URL's last segment, or the kind
+    text: str  # OCR text of an image, the text of a document; "" when there is none
+    pages: int
+    thumbnail: Thumbnail | None
+    tokens_full: int
+    tokens_thumbnail: int
+
+    @property
+    def kind(self) -> str:
+        return self.info.kind if self.info is not None else "image"
+
+    def summary(self) -> dict[str, object]:
+        """What a client reads about it (the session API, the inspector): no original bytes."""
+        info = self.info
+        return {
+            "sha256": self.source.sha256,
+            "kind": self.kind,
+            "mime": info.mime if info else "",
+            "name": self.name,
+            "url": self.source.url or None,
+            "detail": self.source.detail,
+            "width": info.width if info else None,
+            "height": info.height if info else None,
+            "pages": self.pages or None,
+            "text_chars": len(self.text),
+            "thumbnail": self.thumbnail.data_url if self.thumbnail else None,
+            "tokens_full": self.tokens_full,
+            "tokens_thumbnail": self.tokens_thumbnail,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image part of a rendered message and what it costs the target model."""
+
+    url: str
+    detail: Detail
+    tokens: int
+
+    def to_openai(self) -> dict[str, Any]:
+        return {"type": "image_url", "image_url": {"url": self.url, "detail": self.detail}}
+
+
+def content_of(content: object) -> tuple[str, tuple[Attachment, ...]]:
+    """A message's text and attachments from a string or a list of OpenAI content parts (``text``,
+    ``image_url``, ``file``); text parts are joined by newlines. ``InvalidInput`` names a bad part."""
+    if isinstance(content, str):
+        return content, ()
+    if not isinstance(content, Sequence) or isinstance(content, bytes | bytearray):
+        raise InvalidInput("content must be a string or a list of content parts")
+    texts: list[str] = []
+    attachments: list[Attachment] = []
+    for i, part in enumerate(content):
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "image_url":
+            attachments.append(_image_part(part.get("image_url"), i))
+        elif kind == "file":
+            attachments.append(_file_part(part.get("file"), i))
+        else:
+            raise InvalidInput(
+                f"content part {i}: unsupported type {str(kind)[:32]!r}; expected text, image_url or file"
+            )
+    return "\n".join(texts), tuple(attachments)
+
+
+def _image_part(value: object, i: int) -> Attachment:
+    spec = {"url": value} if isinstance(value, str) else value
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("url"), str):
+        raise InvalidInput(f'content part {i}: image_url needs a string "url"')
+    detail = spec.get("detail") or "auto"
+    if detail not in DETAILS:
+        raise InvalidInput(f"content part {i}: unknown detail {str(detail)[:16]!r}; expected {', '.join(DETAILS)}")
+    url = spec["url"]
+    if url[:8].lower().startswith(("http://", "https://")):
+        return Attachment("image_url", url=url, detail=detail, filename=url.rsplit("/", 1)[-1][:200])
+    return Attachment("image_url", _decode(url, i), detail=detail)
+
+
+def _file_part(value: object, i: int) -> Attachment:
+    if not isinstance(value, Mapping):
+        raise InvalidInput(f'content part {i}: file needs an object with "file_data"')
+    if "file_data" not in value and "file_id" in value:
+        raise InvalidInput(f"content part {i}: a file_id names a file uploaded elsewhere; send its file_data")
+    name = value.get("filename") or ""
+    if not isinstance(value.get("file_data"), str) or not isinstance(name, str):
+        raise InvalidInput(f'content part {i}: file needs a base64 or data: URL "file_data"')
+    return Attachment("file", _decode(value["file_data"], i), filename=name[:200])
+
+
+def _decode(url: str, i: int) -> bytes:
+    """The bytes of a base64 ``data:`` URL (or of bare base64); ``InvalidInput`` when it is not one."""
+    match = _DATA_URL.match(url)
+    payload = url[match.end() :] if match else url
+    if not match and url[:5].lower() == "data:":
+        raise InvalidInput(f"content part {i}: only base64 data: URLs are supported")
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidInput(
+            f"content part {i}: not a base64 data: URL or an http(s) URL (other URLs are not fetched)"
+        ) from None
+    if not data:
+        raise InvalidInput(f"content part {i}: the file is empty")
+    return data
+
+
+def attachment_block(number: int, attached: Attached) -> str:
+    """The line that introduces an attachment in its message's text, followed by its text if any: the
+    text that is embedded, classified, compressed and sent with it."""
+    info, pages = attached.info, attached.pages
+    if info is None:
+        head = f"[image {number}: {attached.name}, by reference]"
+    elif info.kind == "image":
+        head = f"[image {number}: {attached.name}, {info.width}×{info.height}]"
+    elif info.kind == "pdf":
+        head = f"[document {number}: {attached.name}, {pages} page{'s' if pages != 1 else ''}]"
+    else:
+        head = f"[file {number}: {attached.name}]"
+    return head + ("\n" + attached.text.strip() if attached.text.strip() else "")
+
+
+Form = Literal["full", "compressed", "constraints", "placeholder", "dropped"]
+
+
+def image_parts(attached: Sequence[Attached], form: Form) -> tuple[ImagePart, ...]:
+    """The image parts a message sends with its text in ``form``: Full sends each image as given (a
+    document goes as its text alone); Compressed sends thumbnails at ``detail: low`` (a URL, which has
+    none, as given); the constraint sentences, a placeholder and a dropped message send none."""
+    parts = []
+    for a in attached:
+        if form == "full" and (a.info is None or a.info.kind == "image"):
+            parts.append(ImagePart(_original_url(a), a.source.detail, a.tokens_full))
+        elif form == "compressed" and a.info is None:
+            parts.append(ImagePart(a.source.url, a.source.detail, a.tokens_full))
+        elif form == "compressed" and a.thumbnail is not None:
+            parts.append(ImagePart(a.thumbnail.data_url, "low", a.tokens_thumbnail))
+    return tuple(parts)
+
+
+def _original_url(a: Attached) -> str:
+    if a.info is None:
+        return a.source.url
+    return f"data:{a.info.mime};base64," + base64.b64encode(a.source.data).decode("ascii")
+
+
+def attachment_account(attached: Sequence[Attached], form: Form) -> tuple[dict[str, object], ...]:
+    """How each attachment of a message was sent in ``form``, and why: a context item's account."""
+    return tuple(_account(a, form) for a in attached)
+
+
+def _account(a: Attached, form: Form) -> dict[str, object]:
+    document = a.info is not None and a.info.kind != "image"
+    if form == "full":
+        sent, tokens = ("text", 0) if document else ("reference" if a.info is None else "original", a.tokens_full)
+        why = "sent as its text" if document else "sent as given"
+        why += ", by URL (never fetched)" if a.info is None else ""
+    elif form == "compressed" and a.info is None:
+        sent, tokens, why = "reference", a.tokens_full, "sent as given: a URL is never fetched, so it has no thumbnail"
+    elif form == "compressed" and a.thumbnail is not None:
+        sent, tokens = "thumbnail", a.tokens_thumbnail
+        why = f"a {a.thumbnail.width}×{a.thumbnail.height} thumbnail at detail low, with the summary of its text"
+    elif form == "compressed":
+        sent, tokens, why = "text", 0, "its text summarised"
+    elif form == "constraints":
+        sent, tokens, why = "text", 0, "only its constraint sentences, verbatim, and no image"
+    else:
+        sent, tokens = ("named", 0) if form == "placeholder" else ("left out", 0)
+        why = "named in the placeholder line" if form == "placeholder" else "left out with its message"
+    return {"name": a.name, "kind": a.kind, "sent": sent, "tokens": tokens, "reason": f"{a.name}: {why}"}
