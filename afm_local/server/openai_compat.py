@@ -2,8 +2,9 @@
 
 Which message is the query: the last ``user`` message. A leading ``system`` / ``developer`` message
 (when there is history before the query) is the preamble; everything between is the history that
-AFM packs; anything after the query (tool results, an assistant prefix) is sent verbatim after the
-packed context. ``developer`` is OpenAI's newer name for ``system``.
+AFM packs, images and files included (``core.parts``); anything after the query (tool results, an
+assistant prefix) is sent verbatim after the packed context, and so are the query's own images and
+files (its text is what history is scored against). ``developer`` is OpenAI's newer name for ``system``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import InvalidInput
+from ..core.parts import content_of
 from ..core.turns import Turn, as_turn
 from ..core.types import ROLES
 from .schemas import MAX_CONTENT_BYTES, ChatMessageIn
@@ -26,20 +28,13 @@ class SplitChat:
     history: list[Turn]
     query: str
     trailing: list[dict[str, Any]]
+    query_content: str | list[dict[str, Any]] = ""  # the query as the client sent it, parts included
 
 
 def text_content(content: str | list[dict[str, Any]] | None) -> str:
-    """A message's text: a string as is, or its text parts joined by newlines (other parts are refused)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for part in content:
-        if part.get("type") != "text" or not isinstance(part.get("text"), str):
-            raise InvalidInput("only text content parts are supported")
-        parts.append(part["text"])
-    return "\n".join(parts)
+    """A message's text: a string as is, or its text parts joined by newlines (its image and file parts
+    are checked here and read at ingest)."""
+    return content_of(content)[0] if content is not None else ""
 
 
 def split_chat(messages: Sequence[ChatMessageIn]) -> SplitChat:
@@ -58,8 +53,8 @@ def split_chat(messages: Sequence[ChatMessageIn]) -> SplitChat:
     if messages[0].role in ("system", "developer") and q > 0:
         start, preamble = 1, texts[0]
     history = [
-        as_turn({"role": "system" if m.role == "developer" else m.role, "content": t})
-        for m, t in zip(messages[start:q], texts[start:q])
+        as_turn({"role": "system" if m.role == "developer" else m.role, "content": m.content or ""})
+        for m in messages[start:q]
     ]
     trailing = [m.model_dump(exclude_none=True) for m in messages[q + 1 :]]
-    return SplitChat(preamble, history, texts[q], trailing)
+    return SplitChat(preamble, history, texts[q], trailing, messages[q].content or "")

@@ -156,7 +156,7 @@ class AppState:
                 found = self.store.messages_since(session_id, 0)
                 rows = found[1] if found else []
         if rows:
-            state.fm.add_messages(rows)  # store rows are turns (role, content, importance, id) with their seq
+            state.fm.add_messages(rows)  # store rows are turns (role, content, importance, id, attachments)
 
     def prepare_artifacts(self, turn: Turn) -> None:
         """Compute and store every artifact of a message about to be appended, so that its row commits
@@ -189,6 +189,7 @@ def message_out(message: Message, row: dict[str, Any] | None) -> dict[str, Any]:
         "tokens_placeholder": message.tokens_placeholder,
         "compressed": message.compressed.text,
         "placeholder": message.placeholder,
+        "attachments": [a.summary() for a in message.attachments],
         "created": row.get("created") if row else None,
     }
 

@@ -15,6 +15,7 @@ import httpx
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from ...core.accounting import content_text
 from ...core.types import Context
 from ..answerer import BuiltinModel
 from ..errors import APIError
@@ -48,6 +49,8 @@ async def chat_completions(
     ctx, original = await state.run(work)
     headers = state.count_context(ctx, original, ROUTE)
     packed = list(ctx.messages) + chat.trailing  # after the query: sent verbatim
+    if not isinstance(chat.query_content, str):  # the query's own images and files go as the client sent them
+        packed[len(ctx.messages) - 1] = {"role": "user", "content": chat.query_content}
     if state.builtin is not None:
         return await builtin_answer(state, packed, body, params, headers)
     return await forward(state, packed, body, request, headers)
@@ -114,7 +117,8 @@ async def builtin_answer(
     """Answer with the built-in llama.cpp model on its own thread; streams as server-sent events."""
     builtin = state.builtin
     assert builtin is not None
-    messages = [{"role": m["role"], "content": m.get("content") or ""} for m in packed]
+    # The built-in model reads text only: the text of image messages (caption, OCR, names) stands for them.
+    messages = [{"role": m["role"], "content": content_text(m.get("content") or "")} for m in packed]
     loop = asyncio.get_running_loop()
     if not body.stream:
         result = await loop.run_in_executor(builtin.executor, builtin.complete, messages, params)

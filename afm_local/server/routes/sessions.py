@@ -62,10 +62,12 @@ async def append_message(session_id: str, body: MessageIn, state: AppState = Dep
     ``201`` means committed. See ``server.state`` for how the loaded copy follows the store."""
     session = await state.session(session_id)  # 404 before any model work
     turn = as_turn({**body.model_dump(), "id": uuid.uuid4().hex})
-    await state.run(state.prepare_artifacts, turn)
+    await state.run(state.prepare_artifacts, turn)  # a bad image or file is refused here: nothing is stored
     importance = turn.importance.value if turn.importance is not None else None
     async with session.lock:
-        row = await state.run(state.store.append_message, session_id, turn.id, turn.role, turn.content, importance)
+        row = await state.run(
+            state.store.append_message, session_id, turn.id, turn.role, turn.content, importance, turn.attachments
+        )
         await state.catch_up(session_id, session)
     assert session.fm is not None
     state.appended.inc()
