@@ -153,7 +153,7 @@ def test_inspector_shows_thumbnails_and_how_each_attachment_was_sent(spawn_serve
         ("user", [{"type": "text", "text": "and a photo of our office cat"}, image_part("photo/chelsea.jpg", "low", "image/jpeg")]),
         ("assistant", "What a lovely cat!"),
     ]
-    query, budget = "Can we afford the Business plan for a year within the cap?", 700
+    query, budget = "Can we afford the Business plan for a year within the cap?", 800
     with httpx.Client(base_url=srv.url, timeout=120, trust_env=False) as c:
         sid = c.post("/v1/sessions").json()["id"]
         for role, content in history:
