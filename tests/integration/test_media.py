@@ -190,3 +190,18 @@ def test_a_screenshot_of_a_contract_is_critical_by_the_same_classifier(component
         message = fm.add_message("user", [image_part(f"png/contract_{lang}.png")])
         assert message.importance.value == "CRITICAL" and message.importance_source == "model", lang
     assert fm.add_message("user", [image_part("photo/coffee.jpg", mime="image/jpeg")]).importance.value != "CRITICAL"
+
+
+@needs_models
+def test_without_ocr_data_images_still_work_by_caption_and_name(components, tmp_path, caplog):
+    import dataclasses
+
+    with caplog.at_level("WARNING", logger="afm_local"):
+        reader = media_reader(tmp_path)  # a folder without eng/rus.traineddata
+    assert not reader.reads_text and reader.name == "media+no-ocr"
+    assert "OCR is off" in caplog.text and "apt-get install tesseract-ocr-eng tesseract-ocr-rus" in caplog.text
+    fm = FocusManager(components=dataclasses.replace(components, media=reader))
+    message = fm.add_message("user", [text("pricing table screenshot"), image_part("png/pricing_en.png")])
+    assert message.content == "pricing table screenshot\n\n[image 1: image, 900×339]"  # no OCR text
+    assert message.attachments[0].thumbnail is not None and message.attachments[0].tokens_full == 425
+    assert message.placeholder == "[Turn 1 · user: pricing table screenshot image]"
