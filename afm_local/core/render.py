@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .parts import ImagePart
+from .forms import ImagePart
 from .protocols import TokenCounter
 from .types import Fidelity, Importance, Role
 

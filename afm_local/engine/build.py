@@ -20,9 +20,9 @@ import numpy as np
 from ..core.accounting import fixed_cost, item_overhead, sent_cost
 from ..core.config import CALL_OPTIONS, AFMConfig, Fill, Overflow, Packing, Render, Spend, check_budget
 from ..core.errors import BudgetTooSmall, InvalidInput
+from ..core.forms import Form, attachment_account, image_parts
 from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
-from ..core.parts import Form, attachment_account, image_parts
 from ..core.protocols import TokenCounter
 from ..core.render import Packed, reference_line, render_chat, render_structured
 from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages

@@ -17,7 +17,8 @@ from typing import cast
 import numpy as np
 
 from ..core.config import AFMConfig
-from ..core.parts import Attached, attachment_block
+from ..core.forms import attachment_block
+from ..core.parts import Attached
 from ..core.protocols import Components, EmbedKind, Topicer
 from ..core.render import placeholder, reference_line
 from ..core.tags import parse_tag

@@ -8,7 +8,8 @@ import pytest
 
 from afm_local import AFMConfig, InvalidInput, Turn
 from afm_local.core.accounting import sent_cost
-from afm_local.core.parts import Attached, Attachment, MediaInfo, Thumbnail, attachment_account, image_parts
+from afm_local.core.forms import attachment_account, image_parts
+from afm_local.core.parts import Attached, Attachment, MediaInfo, Thumbnail
 from afm_local.core.render import Packed, render_chat, render_structured
 from afm_local.core.turns import as_turn
 from afm_local.core.types import Fidelity, Importance
