@@ -1,6 +1,6 @@
 """Text in images through Tesseract 5 (tesserocr, whose wheel bundles libtesseract), English and Russian.
 
-Chosen by measurement (docs/benchmarks/multimodal.md and the OCR report it cites): with images enlarged
+Chosen by measurement (docs/ocr_choice.md): with images enlarged
 so that the longest side is about 2,000 px (at most 3×), Tesseract's character error rate was 2–3 % on
 clean and degraded screenshots in both languages, at 0.2–0.4 s an image on one thread. The language
 data (``eng``, ``rus``) comes from Debian's ``tesseract-ocr-eng`` and ``tesseract-ocr-rus``; the folder is
