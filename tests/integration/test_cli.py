@@ -122,8 +122,11 @@ def test_pack_a_history_with_an_image_and_a_pdf_at_each_tier(tmp_path):
         assert out.returncode == 0, out.stderr
         data = json.loads(out.stdout)
         assert data["items"][0]["fidelity"] == fidelity and data["tokens_used"] <= budgets[fidelity]
-        sent = " ".join(" ".join(content_text(m["content"]).split()) for m in data["messages"])
-        assert fidelity != "full" or "15 October 2025" in sent  # room for the image whole: the agreement too
+        agreement = data["items"][2]
+        assert agreement["attachments"][0]["name"] == "agreement_en.pdf" and "agreement_en.pdf" in agreement["reason"]
+        if agreement["fidelity"] == "full":  # sent as its text
+            sent = " ".join(" ".join(content_text(m["content"]).split()) for m in data["messages"])
+            assert "15 October 2025" in sent
         first = data["messages"][0]["content"]
         if fidelity == "placeholder":
             assert first.startswith("[Turn 1 · user:")

@@ -95,6 +95,8 @@ def bad_parts() -> list[tuple[str, list, int, str]]:
         ("audio", [{"type": "input_audio", "input_audio": {"data": "", "format": "wav"}}], 422, "unsupported type"),
         ("too many parts", [text("x")] * 65, 422, "at most 64"),
         ("17 attachments", [image_part("photo/coffee.jpg")] * 17, 413, "the limit is 16"),
+        ("an 11 MiB file", [{"type": "file", "file": {"file_data": base64.b64encode(b"a" * (11 << 20)).decode()}}],
+         413, "the limit is 10,485,760"),
     ]
 
 
