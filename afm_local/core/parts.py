@@ -16,7 +16,7 @@ import binascii
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from .errors import InvalidInput
@@ -35,14 +35,15 @@ class Attachment:
     the bytes, not the part type or the claimed MIME type, decide what it is."""
 
     part: Literal["image_url", "file"]
-    data: bytes = b""
+    data: bytes = field(default=b"", repr=False)
     url: str = ""
     detail: Detail = "auto"
     filename: str = ""
+    sha256: str = field(init=False, repr=False, compare=False)  # of the bytes (of the URL for a reference)
 
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.data if not self.url else self.url.encode()).hexdigest()
+    def __post_init__(self) -> None:
+        digest = hashlib.sha256(self.data if not self.url else self.url.encode()).hexdigest()
+        object.__setattr__(self, "sha256", digest)
 
     @property
     def is_reference(self) -> bool:
