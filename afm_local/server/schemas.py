@@ -10,7 +10,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from ..core.config import Packing, Render, check_budget
 from ..core.types import Importance, Role
 
-MAX_CONTENT_BYTES = 64 * 1024  # one message's content
+MAX_CONTENT_BYTES = 64 * 1024  # one message's text
+MAX_PARTS = 64  # content parts of one message (AFMConfig.max_attachments bounds the images and files)
 MAX_BUDGET = 1_000_000
 MAX_MESSAGES = 5_000  # per stateless / chat request (the body limit bounds it first in practice)
 
@@ -31,12 +32,30 @@ def _check_bytes(value: str | None, limit: int = MAX_CONTENT_BYTES) -> str | Non
     return value
 
 
+def _check_parts(value: str | list[dict[str, Any]] | None) -> str | list[dict[str, Any]] | None:
+    """At most ``MAX_PARTS`` parts, and the text (a string, or the text parts together) within
+    ``MAX_CONTENT_BYTES``."""
+    if isinstance(value, list):
+        if len(value) > MAX_PARTS:
+            raise ValueError(f"a message has at most {MAX_PARTS} content parts")
+        _check_bytes("\n".join(str(p.get("text", "")) for p in value if p.get("type") == "text"))
+    else:
+        _check_bytes(value)
+    return value
+
+
 class MessageIn(BaseModel):
-    """One history message."""
+    """One history message: text, or OpenAI content parts (``text``, ``image_url``, ``file``)."""
 
     model_config = ConfigDict(extra="forbid")
     role: Role
-    content: str = Field(max_length=MAX_CONTENT_BYTES, description="At most 64 KiB of UTF-8.")
+    content: (
+        Annotated[str, Field(max_length=MAX_CONTENT_BYTES)]
+        | Annotated[list[dict[str, Any]], Field(max_length=MAX_PARTS)]
+    ) = Field(
+        description="Text (at most 64 KiB of UTF-8), or content parts: text, image_url (a base64 data: URL, "
+        "or an http(s) URL that is never fetched) and file (file_data: a PDF, text or Markdown file).",
+    )
     importance: Importance | None = Field(None, description="Overrides the classifier (and any tag).")
 
     @field_validator("importance", mode="before")
@@ -44,10 +63,7 @@ class MessageIn(BaseModel):
     def _importance_upper(cls, value: object) -> object:
         return _upper(value)
 
-    @field_validator("content")
-    @classmethod
-    def _content_bytes(cls, value: str) -> str | None:
-        return _check_bytes(value)
+    _content = field_validator("content")(_check_parts)
 
 
 class ContextOptions(BaseModel):
@@ -86,6 +102,13 @@ class ChatMessageIn(BaseModel):
     model_config = ConfigDict(extra="allow")
     role: str = Field(max_length=32)
     content: str | list[dict[str, Any]] | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _parts_count(cls, value: str | list[dict[str, Any]] | None) -> str | list[dict[str, Any]] | None:
+        if isinstance(value, list) and len(value) > MAX_PARTS:  # the text's size: openai_compat.split_chat
+            raise ValueError(f"a message has at most {MAX_PARTS} content parts")
+        return value
 
 
 class ChatCompletionRequest(BaseModel):

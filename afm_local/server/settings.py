@@ -14,7 +14,7 @@ from ..core.protocols import Components
 from .schemas import MAX_BUDGET
 from .store.url import is_postgres_url
 
-MAX_BODY_BYTES = 1 << 20  # 1 MiB
+MAX_BODY_BYTES = 16 << 20  # 16 MiB: a message's images arrive as base64 (AFMConfig.max_attachment_bytes, 10 MiB)
 BUILTIN_N_CTX = 2048  # the built-in answerer's window
 
 SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")  # SQLite's durability levels that afm-local accepts

@@ -33,7 +33,7 @@ from ..core.telemetry import Observer
 from ..core.turns import Turn
 from ..core.types import FIDELITIES, Context, Message
 from ..engine import ArtifactCache, FocusManager
-from ..engine.ingest import Ingestor, Row
+from ..engine.ingest import Ingestor
 from .answerer import BuiltinModel
 from .middleware import CacheCollector
 from .settings import ServerSettings
@@ -160,22 +160,26 @@ class AppState:
                 found = self.store.messages_since(session_id, 0)
                 rows = found[1] if found else []
         if rows:
-            state.fm.add_messages(rows)  # store rows are turns (role, content, importance, id) with their seq
+            state.fm.add_messages(rows)  # store rows are turns (role, content, importance, id, attachments)
 
     def prepare_artifacts(self, turn: Turn) -> None:
         """Compute and store every artifact of a message about to be appended, so that its row commits
         last and restoring it never runs a model; the session's manager then takes the message in from
         the cache (and schedules the background model's work on it, if any)."""
-        self.ingestor().artifacts([Row.of(turn)])
+        ingestor = self.ingestor()
+        ingestor.artifacts(ingestor.rows([turn]))
 
     async def append(self, session_id: str, turn: Turn) -> dict[str, Any]:
         """Artifacts first, then the row (the store gives it the session's next position), then the answer:
-        what returns is committed. The session must exist (404 before any model work)."""
+        what returns is committed. The session must exist (404 before any model work); a bad image or file
+        is refused while the artifacts are made, before anything is stored."""
         session = await self.session(session_id)
         await self.run(self.prepare_artifacts, turn)
         importance = turn.importance.value if turn.importance is not None else None
         async with session.lock:
-            row = await self.run(self.store.append_message, session_id, turn.id, turn.role, turn.content, importance)
+            row = await self.run(
+                self.store.append_message, session_id, turn.id, turn.role, turn.content, importance, turn.attachments
+            )
             await self.catch_up(session_id, session)
         assert session.fm is not None
         self.appended.inc()
@@ -231,6 +235,7 @@ def message_out(message: Message, row: dict[str, Any] | None) -> dict[str, Any]:
         "tokens_placeholder": message.tokens_placeholder,
         "compressed": message.compressed.text,
         "placeholder": message.placeholder,
+        "attachments": [a.summary() for a in message.attachments],
         "created": row.get("created") if row else None,
     }
 

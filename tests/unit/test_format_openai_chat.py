@@ -36,11 +36,17 @@ def test_a_lone_system_message_before_the_query_is_history_only_when_there_is_mo
     assert first.preamble == "s" and first.history == []
 
 
-def test_text_parts_are_joined_and_other_parts_refused():
+def test_text_parts_are_joined_images_and_files_kept_and_other_parts_refused():
     assert text_content([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]) == "a\nb"
     assert text_content(None) == ""
-    with pytest.raises(InvalidInput, match="only text content parts"):
+    with pytest.raises(InvalidInput, match="only base64 data: URLs"):
         text_content([{"type": "image_url", "image_url": {"url": "data:"}}])
+    with pytest.raises(InvalidInput, match="unsupported type 'input_audio'"):
+        text_content([{"type": "input_audio"}])
+    image = {"type": "image_url", "image_url": {"url": "https://example.org/a.png"}}
+    split = split_chat(chat(("user", [{"type": "text", "text": "look"}, image]), ("user", [{"type": "text", "text": "q"}, image])))
+    assert split.history[0].content == "look" and split.history[0].attachments[0].url == "https://example.org/a.png"
+    assert split.query == "q" and split.query_parts == (image,)
 
 
 @pytest.mark.parametrize(("messages", "error"), [

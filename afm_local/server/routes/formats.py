@@ -12,7 +12,7 @@ from fastapi.responses import Response
 
 from ..formats.anthropic import messages_body, split_messages
 from ..formats.responses import responses_body, split_responses
-from ..formats.split import Split
+from ..formats.split import Split, with_query_parts
 from ..proxy import Auth, forward, pack, upstream_headers, upstream_url
 from ..schemas import AFMOptions, MessagesRequest, ResponsesRequest
 from ..state import AppState
@@ -50,5 +50,5 @@ async def _proxy(
     options = options or AFMOptions()
     ctx, original = await pack(state, split, options, options.budget_tokens or state.settings.budget)
     headers = state.count_context(ctx, original, route)
-    payload = write(raw, list(ctx.messages), split)
+    payload = write(raw, with_query_parts(list(ctx.messages), split), split)  # the query's own images go too
     return await forward(state, url, payload, upstream_headers(state, request, auth), bool(raw.get("stream")), headers)

@@ -47,5 +47,5 @@ async def delete_session(session_id: str, state: AppState = Depends(app_state)) 
 
 @router.post("/{session_id}/messages", status_code=201)
 async def append_message(session_id: str, body: MessageIn, state: AppState = Depends(app_state)) -> dict[str, Any]:
-    """``201`` means committed (``AppState.append``)."""
+    """``201`` means committed (``AppState.append``); a bad image or file is refused before anything is stored."""
     return await state.append(session_id, as_turn({**body.model_dump(), "id": uuid.uuid4().hex}))

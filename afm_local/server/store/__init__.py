@@ -5,8 +5,10 @@ One protocol (``Store``), one schema (``schema.py``, named migrations), the quer
 by several workers on several hosts (``postgres.py``, the ``postgres`` extra). ``open_store`` picks
 one from ``--db``: a ``postgresql://`` URL, or a file path.
 
-Artifacts (``artifacts(kind, key, blob)``) implement ``engine.cache.CacheBackend``: keys are
-``"<component>:<sha256 of the text>"``, shared between sessions, containing no text; deleting a
+A message's images and files are stored with it, each file's bytes once by sha256 (``attachments``),
+and come back in its row as ``Attachment`` records; deleting a session deletes the files no other
+message sends. Artifacts (``artifacts(kind, key, blob)``) implement ``engine.cache.CacheBackend``: keys
+are ``"<component>:<sha256 of the text>"``, shared between sessions, containing no text; deleting a
 session removes its messages but not artifacts that other sessions may share.
 
 Session ids are random (``secrets.token_urlsafe``), validated by ``SESSION_ID_RE`` and only ever
@@ -15,10 +17,12 @@ used as SQL parameters, never in paths.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from ...core.errors import StoreError
+from ...core.parts import Attachment
 from .sql import SESSION_ID_RE, new_session_id, valid_session_id
 from .sqlite import SQLiteStore
 from .url import is_postgres_url, redact_url
@@ -49,7 +53,13 @@ class Store(Protocol):
     def delete_session(self, session_id: str) -> bool: ...
 
     def append_message(
-        self, session_id: str, message_id: str, role: str, content: str, importance: str | None
+        self,
+        session_id: str,
+        message_id: str,
+        role: str,
+        content: str,
+        importance: str | None,
+        attachments: Sequence[Attachment] = (),
     ) -> dict[str, Any]: ...
 
     def messages_since(self, session_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]] | None: ...

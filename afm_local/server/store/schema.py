@@ -80,6 +80,33 @@ MIGRATIONS: tuple[Migration, ...] = (
         )
     """,
     ),
+    # Images and files of messages: each file's bytes stored once by sha256 (shared by every message and
+    # session that sends it), a message's parts in order in message_attachments (an http(s) image is a
+    # URL, no bytes), and a count on the message row so that catching up reads the parts only when there
+    # are some. Deleting a session deletes its parts, and the files no other message refers to.
+    Migration(
+        "m004_attachments",
+        """
+        CREATE TABLE attachments (
+            sha256  TEXT PRIMARY KEY,
+            data    {blob} NOT NULL
+        );
+        CREATE TABLE message_attachments (
+            session_id  TEXT NOT NULL,
+            seq         INTEGER NOT NULL,
+            position    INTEGER NOT NULL,
+            part        TEXT NOT NULL,
+            sha256      TEXT REFERENCES attachments(sha256),
+            url         TEXT,
+            detail      TEXT NOT NULL,
+            filename    TEXT NOT NULL,
+            PRIMARY KEY (session_id, seq, position),
+            FOREIGN KEY (session_id, seq) REFERENCES messages(session_id, seq) ON DELETE CASCADE
+        );
+        CREATE INDEX message_attachments_by_file ON message_attachments(sha256);
+        ALTER TABLE messages ADD COLUMN attachments INTEGER NOT NULL DEFAULT 0
+    """,
+    ),
 )
 
 MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied {real} NOT NULL)"

@@ -29,6 +29,7 @@ from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Protocol
 
 from ...core.errors import StoreError, UnknownSession
+from ...core.parts import Attachment
 from .schema import MIGRATIONS, MIGRATIONS_TABLE, TYPES
 
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
@@ -50,6 +51,11 @@ class Executor(Protocol):
 
 def _message_row(r: Sequence[Any]) -> dict[str, Any]:
     return {"seq": r[0], "id": r[1], "role": r[2], "content": r[3], "importance": r[4], "created": r[5]}
+
+
+def _attachment(r: Sequence[Any]) -> Attachment:
+    """A stored part (``part, url, detail, filename, data``) as the record a turn carries."""
+    return Attachment(r[0], bytes(r[4]) if r[4] is not None else b"", r[1] or "", r[2], r[3])
 
 
 class SQLStore(ABC):
@@ -131,16 +137,34 @@ class SQLStore(ABC):
         if not valid_session_id(session_id):
             return False
         with self._transaction(write=True) as db:
+            files = db.execute(
+                "SELECT DISTINCT sha256 FROM message_attachments WHERE session_id = ? AND sha256 IS NOT NULL",
+                (session_id,),
+            ).fetchall()
+            db.execute("DELETE FROM message_attachments WHERE session_id = ?", (session_id,))
             db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
             deleted = db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
+            for (sha256,) in files:  # the files no other message sends
+                db.execute(
+                    "DELETE FROM attachments WHERE sha256 = ? AND NOT EXISTS "
+                    "(SELECT 1 FROM message_attachments WHERE sha256 = ?)",
+                    (sha256, sha256),
+                )
         return deleted > 0
 
     # ------------------------------------------------------------------ messages
 
     def append_message(
-        self, session_id: str, message_id: str, role: str, content: str, importance: str | None
+        self,
+        session_id: str,
+        message_id: str,
+        role: str,
+        content: str,
+        importance: str | None,
+        attachments: Sequence[Attachment] = (),
     ) -> dict[str, Any]:
-        """Append one message at the session's next position; returns the row once it is committed."""
+        """Append one message (and its attachments, each file's bytes stored once by sha256) at the session's
+        next position; returns the row once it is committed."""
         if not valid_session_id(session_id):
             raise UnknownSession(session_id)
         created = time.time()
@@ -152,10 +176,11 @@ class SQLStore(ABC):
                 raise UnknownSession(session_id)
             seq = int(taken[0][0])
             db.execute(
-                "INSERT INTO messages (session_id, seq, message_id, role, content, importance, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session_id, seq, message_id, role, content, importance, created),
+                "INSERT INTO messages (session_id, seq, message_id, role, content, importance, created, attachments) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, seq, message_id, role, content, importance, created, len(attachments)),
             )
+            self._insert_attachments(db, session_id, seq, attachments)
         return {
             "session_id": session_id,
             "seq": seq,
@@ -164,7 +189,23 @@ class SQLStore(ABC):
             "content": content,
             "importance": importance,
             "created": created,
+            "attachments": tuple(attachments),
         }
+
+    @staticmethod
+    def _insert_attachments(db: Executor, session_id: str, seq: int, attachments: Sequence[Attachment]) -> None:
+        for position, a in enumerate(attachments):
+            sha256 = None if a.is_reference else a.sha256
+            if sha256 is not None:
+                db.execute(
+                    "INSERT INTO attachments (sha256, data) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING",
+                    (sha256, a.data),
+                )
+            db.execute(
+                "INSERT INTO message_attachments (session_id, seq, position, part, sha256, url, detail, filename) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, seq, position, a.part, sha256, a.url or None, a.detail, a.filename),
+            )
 
     def messages_since(self, session_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]] | None:
         """The session's message count and its messages from position ``since`` on, in order; ``None``
@@ -173,14 +214,24 @@ class SQLStore(ABC):
             return None
         with self._transaction(write=False) as db:  # one round trip: this runs before every use of a session
             rows = db.execute(
-                "SELECT s.next_seq, m.seq, m.message_id, m.role, m.content, m.importance, m.created "
+                "SELECT s.next_seq, m.seq, m.message_id, m.role, m.content, m.importance, m.created, m.attachments "
                 "FROM sessions s LEFT JOIN messages m ON m.session_id = s.id AND m.seq >= ? "
                 "WHERE s.id = ? ORDER BY m.seq",
                 (since, session_id),
             ).fetchall()
+            parts: dict[int, list[Attachment]] = {}
+            if any(r[7] for r in rows if r[1] is not None):  # a second read only when there are parts
+                for r in db.execute(
+                    "SELECT ma.seq, ma.part, ma.url, ma.detail, ma.filename, a.data FROM message_attachments ma "
+                    "LEFT JOIN attachments a ON a.sha256 = ma.sha256 WHERE ma.session_id = ? AND ma.seq >= ? "
+                    "ORDER BY ma.seq, ma.position",
+                    (session_id, since),
+                ).fetchall():
+                    parts.setdefault(int(r[0]), []).append(_attachment(r[1:]))
         if not rows:
             return None
-        return int(rows[0][0]), [_message_row(r[1:]) for r in rows if r[1] is not None]
+        found = [_message_row(r[1:]) for r in rows if r[1] is not None]
+        return int(rows[0][0]), [{**row, "attachments": tuple(parts.get(row["seq"], ()))} for row in found]
 
     # ------------------------------------------------------------------ CacheBackend
 
