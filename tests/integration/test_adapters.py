@@ -12,6 +12,7 @@ import pytest
 
 from afm_local.integrations.langchain import AFMMiddleware
 from afm_local.integrations.llamaindex import AFMMemory
+from tests.support.media import image_part
 from tests.support.upstream import Upstream
 
 CONSTRAINT = "I have a severe peanut allergy: never suggest a dish with peanuts, not even a sauce."
@@ -62,6 +63,24 @@ def test_langchain_agent_loop_with_the_middleware(upstream):
     later = bodies[-1]["messages"]  # the last call sees earlier tool steps packed, its own loop verbatim
     assert later[0] == {"role": "system", "content": "You are a travel agent."}
     assert later[-1]["role"] == "tool" and later[-2]["tool_calls"][0]["function"]["name"] == "get_weather"
+
+
+def test_langchain_images_in_the_history_and_in_the_query_reach_the_model(upstream):
+    from langchain.agents import create_agent
+    from langchain_openai import ChatOpenAI
+
+    model = ChatOpenAI(base_url=upstream.url + "/v1", api_key="unused", model="m", max_retries=0)
+    agent = create_agent(model, tools=[get_weather], middleware=[AFMMiddleware(max_tokens=3000)])
+    pricing, receipt = image_part("png/pricing_en.png", "high"), image_part("png/receipt_en.png", "low")
+    messages = [{"role": "user", "content": CONSTRAINT},
+                {"role": "user", "content": [{"type": "text", "text": "our pricing table"}, pricing]},
+                {"role": "assistant", "content": "Thanks, the Team plan looks right."},
+                {"role": "user", "content": [{"type": "text", "text": "What's the weather in Paris today?"}, receipt]}]
+    start = len(upstream.requests)
+    assert agent.invoke({"messages": messages})["messages"][-1].content == "The tool said: 18C and sunny in Paris"
+    first = _checked(upstream, start)[0]["messages"]
+    assert first[-1]["content"][1]["image_url"]["url"] == receipt["image_url"]["url"]  # the query, as given
+    assert first[1]["content"][1]["image_url"] == pricing["image_url"]  # the history's screenshot, whole
 
 
 def test_llamaindex_agent_loop_with_the_memory(upstream):
