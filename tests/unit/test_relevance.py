@@ -9,7 +9,14 @@ from hypothesis import strategies as st
 
 from afm_local.core.config import AFMConfig
 from afm_local.core.lexical import Bm25Index
-from afm_local.core.relevance import best_sentences, contextual, excerpt_costs, relevance_scores, relevance_z, standardized
+from afm_local.core.relevance import (
+    best_sentences,
+    contextual,
+    excerpt_costs,
+    relevance_scores,
+    relevance_z,
+    standardized,
+)
 from afm_local.core.types import CRITICAL, RELEVANT, TRIVIAL
 from afm_local.text.lexical import terms
 
@@ -104,3 +111,27 @@ def test_bm25_scores_a_prefix_as_if_the_rest_were_not_there() -> None:
     for doc in docs[:2]:
         prefix.add(doc)
     assert np.allclose(whole.scores(["cat", "dog"], n=2), prefix.scores(["cat", "dog"]))
+
+
+def test_runs_are_the_maximal_stretches_not_sent() -> None:
+    from afm_local.core.ranges import runs
+
+    sent = np.array([False, False, True, False, True, True, False, False, False])
+    assert runs(sent) == [(0, 2), (3, 4), (6, 9)]
+    assert runs(np.ones(3, dtype=bool)) == []
+
+
+def test_the_most_relevant_runs_get_their_line_while_lines_fit() -> None:
+    from afm_local.core.ranges import choose
+
+    candidates = [(0, 2), (3, 4), (6, 9)]
+    score = np.array([0.1, 0.2, 1.0, 0.9, 1.0, 1.0, 0.3, 0.5, 0.4])
+    priced = []
+
+    def cost(a: int, b: int) -> int:
+        priced.append((a, b))
+        return 10
+
+    assert choose(candidates, score, cost, 25) == [(3, 4), (6, 9)]  # best score first: 0.9, 0.5; no room for 0.2
+    assert priced == [(3, 4), (6, 9), (0, 2)]
+    assert choose(candidates, score, cost, 5, floor=6) == []  # less than the cheapest line: nothing is priced
