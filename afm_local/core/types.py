@@ -7,7 +7,7 @@ any model code.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -193,14 +193,13 @@ class Context:
     def items(self) -> list[ContextItem]:
         return self.make_items()
 
+    @classmethod
+    def json_fields(cls) -> tuple[str, ...]:
+        """The fields ``to_dict`` writes as they are (all but the items' maker); the items come after them.
+        The server's response schema is made from these too (``server.schemas.ContextOut``)."""
+        return tuple(f.name for f in fields(cls) if f.name != "make_items")
+
     def to_dict(self) -> dict[str, object]:
-        return {
-            "messages": self.messages,
-            "items": [item.to_dict() for item in self.items],
-            "tokens_used": self.tokens_used,
-            "budget_tokens": self.budget_tokens,
-            "render": self.render,
-            "packing": self.packing,
-            "language": self.language,
-            "fidelity_counts": self.fidelity_counts,
-        }
+        out: dict[str, object] = {name: getattr(self, name) for name in self.json_fields()}
+        out["items"] = [item.to_dict() for item in self.items]
+        return out

@@ -22,6 +22,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from .._version import __version__
 from ..core.errors import (
@@ -30,6 +31,7 @@ from ..core.errors import (
     BudgetTooSmall,
     InvalidInput,
     ModelError,
+    QuotaExceeded,
     StoreError,
     StoreFull,
     StoreUnavailable,
@@ -39,7 +41,7 @@ from ..core.errors import (
 from ..local import local_components
 from .errors import STATUS_KIND, APIError, error_response
 from .middleware import AuthMiddleware, BodyLimitMiddleware, MetricsMiddleware
-from .routes import chat, context, formats, ops, sessions
+from .routes import chat, context, formats, ops, sessions, tenant
 from .settings import ServerSettings
 from .state import AppState
 from .store import open_store
@@ -57,6 +59,7 @@ ERROR_STATUS: tuple[tuple[type[AFMError], int, str], ...] = (
     (UnsupportedAttachment, 415, "unsupported_media_type"),
     (InvalidInput, 422, "invalid_request"),
     (UnknownSession, 404, "not_found"),
+    (QuotaExceeded, 413, "quota_exceeded"),
     (StoreFull, 507, "storage_full"),
     (StoreUnavailable, 503, "storage_unavailable"),
     (StoreError, 503, "storage_unavailable"),
@@ -96,7 +99,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             "afm-local server ready (db=%s, upstream=%s, auth=%s)",
             state.store.description,
             settings.upstream or settings.anthropic_upstream or "built-in",
-            "on" if settings.api_key else "off",
+            "open" if state.keyring.is_open() else "keys",
         )
         try:
             async with AsyncExitStack() as stack:
@@ -118,19 +121,18 @@ def create_app(settings: ServerSettings) -> FastAPI:
         redoc_url=None,
         openapi_url="/openapi.json",
         description="Adaptive Focus Memory over HTTP, fully local. Every route but /healthz and the "
-        "static inspector page requires `Authorization: Bearer <key>` when a key is set.",
+        "static inspector page requires `Authorization: Bearer <key>` when a key is set; a key belongs to "
+        "a tenant and sees only that tenant's data.",
     )
     app.state.afm = state
     _add_error_handlers(app)
-    for module in (ops, sessions, context, chat, formats):
+    for module in (ops, sessions, context, chat, formats, tenant):
         app.include_router(module.router)
-    if mcp is not None:  # streamable HTTP, stateless: any worker answers any call
-        app.router.routes.extend(
-            mcp.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=settings.host).routes
-        )
+    if mcp is not None:
+        _mount_mcp(app, mcp, settings.host)
     # ASGI layers, outermost last
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
-    app.add_middleware(AuthMiddleware, api_key=settings.api_key)
+    app.add_middleware(AuthMiddleware, keyring=state.keyring, limiter=state.rate_limiter)
     app.add_middleware(MetricsMiddleware, requests=state.requests, latency=state.latency)
     return app
 
@@ -138,13 +140,32 @@ def create_app(settings: ServerSettings) -> FastAPI:
 def _mcp_server(state: AppState) -> MCPServer | None:
     """The MCP server over this app's state, or ``None`` (logged) when the ``mcp`` extra is not installed."""
     try:
-        from .mcp import mcp_server
+        from .mcp import http_scope, mcp_server
     except ImportError as exc:
         if (exc.name or "").split(".")[0] != "mcp":
             raise
         log.info("no %s endpoint: the MCP SDK is not installed (pip install 'afm-local[mcp]')", MCP_PATH)
         return None
-    return mcp_server(lambda ctx: state)
+    return mcp_server(http_scope(state))
+
+
+def _mount_mcp(app: FastAPI, mcp: MCPServer, host: str) -> None:
+    """``/mcp``: streamable HTTP, stateless, so any worker answers any call. POST only: a stateless server
+    sends nothing unasked, so the GET stream the SDK would hold open forever answers 405, as the MCP spec
+    allows. The OpenAPI schema describes it beside the routes (clients, the fuzz tests)."""
+    from .mcp import OPENAPI_PATH_ITEM
+
+    for route in mcp.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host).routes:
+        assert isinstance(route, Route), route  # no SDK auth routes: AuthMiddleware guards /mcp
+        app.router.routes.append(Route(route.path, endpoint=route.endpoint, methods=["POST"]))
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            build()["paths"][MCP_PATH] = OPENAPI_PATH_ITEM
+        return app.openapi_schema or build()
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _add_error_handlers(app: FastAPI) -> None:
@@ -244,6 +265,6 @@ def run_server(settings: ServerSettings) -> None:
         uvicorn.run(create_app(settings), **options)
         return
     # Open (and migrate) the store once here, so that a bad --db is one line before any worker starts.
-    open_store(settings.db, synchronous=settings.synchronous, pool_size=1).close()
+    open_store(settings.db, synchronous=settings.synchronous, pool_size=1, encryption_key=settings.db_key).close()
     config = uvicorn.Config(WorkerApp(settings), workers=settings.workers, **options)
     Multiprocess(config, sockets=[config.bind_socket()]).run()

@@ -14,21 +14,31 @@ from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
 
 from ..core.types import Context
+from .auth import OPEN, Principal
 from .errors import APIError
 from .formats.split import Split
-from .schemas import AFMOptions
+from .schemas import AFMOptions, ErrorBody
 from .state import AppState, pack_with_baseline
 
 log = logging.getLogger("afm_local.server")
 Auth = Literal["openai", "anthropic"]  # how an upstream takes its key: Authorization: Bearer, or x-api-key
 ANTHROPIC_HEADERS = ("anthropic-version", "anthropic-beta")
+PROXY_RESPONSES: dict[int | str, dict[str, Any]] = {  # the upstream's answer passes through, streams included
+    200: {
+        "description": "The upstream's answer in its own format (server-sent events when streaming); any other "
+        "status the upstream gives passes through too.",
+        "content": {"application/json": {"schema": {"type": "object"}}, "text/event-stream": {}},
+    },
+    502: {"model": ErrorBody, "description": "The upstream failed or is unreachable."},
+}
 
 
-async def pack(state: AppState, split: Split, options: AFMOptions, budget: int) -> tuple[Context, int]:
-    """The packed context of a split request (a stateless manager over the shared cache) and its baseline."""
+async def pack(state: AppState, tenant: str, split: Split, options: AFMOptions, budget: int) -> tuple[Context, int]:
+    """The packed context of a split request (a stateless manager over the tenant's own memory-only cache)
+    and its baseline."""
 
     def work() -> tuple[Context, int]:
-        fm = state.manager(state.stateless_cache)
+        fm = state.manager(state.stateless_cache(tenant))
         fm.add_messages(split.history)
         return pack_with_baseline(fm, split.query, budget, split.preamble, options.render, options.packing)
 
@@ -46,20 +56,21 @@ def upstream_url(state: AppState, route: str) -> str:
     return base + route
 
 
-def upstream_headers(state: AppState, request: Request, auth: Auth) -> dict[str, str]:
-    """The forwarded request's headers: the server's upstream key, or else (when the server itself takes no
-    key) the client's own upstream key; Anthropic's version headers pass through."""
+def upstream_headers(state: AppState, request: Request, auth: Auth, caller: Principal) -> dict[str, str]:
+    """The forwarded request's headers: the server's upstream key, or else (only on an open server, where no
+    key of ours is ever sent) the client's own upstream key; Anthropic's version headers pass through."""
+    client_key = caller == OPEN
     headers = {"content-type": "application/json", "accept": request.headers.get("accept", "*/*")}
     key = state.settings.upstream_api_key
     if auth == "anthropic":
         headers.update({h: request.headers[h] for h in ANTHROPIC_HEADERS if h in request.headers})
         if key:
             headers["x-api-key"] = key
-        elif not state.settings.api_key:
+        elif client_key:
             headers.update({h: request.headers[h] for h in ("x-api-key", "authorization") if h in request.headers})
     elif key:
         headers["authorization"] = f"Bearer {key}"
-    elif not state.settings.api_key and request.headers.get("authorization"):
+    elif client_key and request.headers.get("authorization"):
         headers["authorization"] = request.headers["authorization"]
     return headers
 

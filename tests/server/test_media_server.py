@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import base64
 import json
+import sqlite3
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 
+from afm_local.core.errors import QuotaExceeded
 from afm_local.core.parts import Attachment
-from afm_local.server.store import open_store
+from afm_local.server.store import Quota, open_store
+from afm_local.server.store.schema import MIGRATIONS, MIGRATIONS_TABLE, TYPES
 from tests.server.test_server import AUTH, KEY, is_error
 from tests.support.media import data, file_part, image_part, text
 from tests.support.real import installed
@@ -135,7 +138,8 @@ def test_attachments_are_stored_once_survive_a_restart_and_go_with_their_session
 
 
 def test_the_store_gives_attachments_back_in_order(store_db):
-    store = open_store(store_db)
+    opened = open_store(store_db)
+    store = opened.tenant("default")
     try:
         sid = store.create_session()["id"]
         parts = (Attachment("image_url", data("photo/coffee.jpg"), detail="low"),
@@ -147,7 +151,83 @@ def test_the_store_gives_attachments_back_in_order(store_db):
         assert count == 2 and rows[0]["attachments"] == parts and rows[1]["attachments"] == ()
         assert store.messages_since(sid, 1)[1][0]["attachments"] == ()  # type: ignore[index]
     finally:
-        store.close()
+        opened.close()
+
+
+def test_attachments_belong_to_their_tenant_count_in_its_quota_and_go_with_its_erasure(store_db):
+    """The same file sent by two tenants is two rows, one each: neither reads, erases or keeps the other's; a
+    message's attachment bytes count in the tenant's byte quota."""
+    opened = open_store(store_db)
+    alice, bob = opened.tenant("alice"), opened.tenant("bob", Quota(bytes=len(data("photo/coffee.jpg")) + 10))
+    coffee = Attachment("image_url", data("photo/coffee.jpg"))
+    try:
+        mine, theirs = alice.create_session()["id"], bob.create_session()["id"]
+        alice.append_message(mine, "a1", "user", "a photo", None, (coffee,))
+        alice.append_message(alice.create_session()["id"], "a2", "user", "the same photo", None, (coffee,))
+        bob.append_message(theirs, "b1", "user", "a photo", None, (coffee,))
+        assert sorted(query(store_db, "SELECT tenant_id, sha256 FROM attachments")) == [
+            ("alice", coffee.sha256), ("bob", coffee.sha256)]
+        assert bob.messages_since(mine) is None and not bob.erase_session(mine)
+        with pytest.raises(QuotaExceeded, match="attachments included.*--quota-bytes"):
+            bob.append_message(theirs, "b2", "user", "again", None, (coffee,))
+        assert bob.usage()["bytes"] == len("a photo") + len(coffee.data)
+        assert alice.erase_session(mine)  # alice's other session still sends the photo
+        assert query(store_db, "SELECT COUNT(*) FROM attachments WHERE tenant_id = 'alice'") == [(1,)]
+        assert alice.erase() == 1
+        assert query(store_db, "SELECT tenant_id, COUNT(*) FROM attachments GROUP BY tenant_id") == [("bob", 1)]
+        assert query(store_db, "SELECT tenant_id, COUNT(*) FROM message_attachments GROUP BY tenant_id") == [("bob", 1)]
+        assert bob.messages_since(theirs)[1][0]["attachments"] == (coffee,)  # type: ignore[index]
+    finally:
+        opened.close()
+
+
+def test_a_database_at_the_schema_before_tenants_migrates_with_its_messages(tmp_path):
+    """A store written before tenants and attachments (migrations m001 to m003) opens: its messages are the
+    default tenant's, with no attachments, and it takes new ones."""
+    db = str(tmp_path / "before.db")
+    conn = sqlite3.connect(db)
+    conn.execute(MIGRATIONS_TABLE.format(**TYPES["sqlite"]))
+    for migration in MIGRATIONS[:3]:
+        for statement in migration.statements("sqlite"):
+            conn.execute(statement)
+        conn.execute("INSERT INTO _migrations (name, applied) VALUES (?, 0)", (migration.name,))
+    conn.execute("INSERT INTO sessions (id, created, next_seq) VALUES ('old-session-00000000', 1.0, 1)")
+    conn.execute("INSERT INTO messages VALUES ('old-session-00000000', 0, 'a', 'user', 'before', NULL, 1.0)")
+    conn.commit()
+    conn.close()
+    opened = open_store(db)
+    store = opened.tenant("default")
+    try:
+        store.append_message("old-session-00000000", "b", "user", "a photo", None,
+                             (Attachment("image_url", data("photo/coffee.jpg")),))
+        count, rows = store.messages_since("old-session-00000000")  # type: ignore[misc]
+        assert count == 2 and [len(r["attachments"]) for r in rows] == [0, 1]
+    finally:
+        opened.close()
+    applied = [name for (name,) in query(db, "SELECT name FROM _migrations ORDER BY name")]
+    assert applied == sorted(m.name for m in MIGRATIONS) and "m006_attachments" in applied
+
+
+def test_postgres_row_level_security_holds_for_attachments(pg_db):
+    """The database itself keeps a tenant's files and parts from another: the same policy as every tenant table."""
+    import psycopg
+
+    opened = open_store(pg_db)
+    alice = opened.tenant("alice")
+    sid = alice.create_session()["id"]
+    alice.append_message(sid, "m1", "user", "a photo", None, (Attachment("image_url", data("photo/coffee.jpg")),))
+    opened.close()
+    with psycopg.connect(pg_db) as conn:
+        conn.execute("SET ROLE afm_local_tenant")
+        conn.execute("SELECT set_config('app.tenant', 'bob', false)")
+        assert conn.execute("SELECT COUNT(*) FROM attachments").fetchone() == (0,)
+        assert conn.execute("SELECT COUNT(*) FROM message_attachments").fetchone() == (0,)
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("INSERT INTO attachments (tenant_id, sha256, data) VALUES ('alice', 'x', '')")
+        conn.rollback()
+        conn.execute("SET ROLE afm_local_tenant")
+        conn.execute("SELECT set_config('app.tenant', 'alice', false)")
+        assert conn.execute("SELECT COUNT(*) FROM attachments").fetchone() == (1,)
 
 
 class Recorder(BaseHTTPRequestHandler):

@@ -17,6 +17,7 @@ import openai
 import pytest
 
 from tests.support.media import data
+from tests.support.servers import create_key
 from tests.support.upstream import Upstream
 
 KEY = "proxy-test-key"
@@ -219,3 +220,33 @@ def test_images_travel_through_all_three_formats_in_their_own_shapes(afm, upstre
                                                                                         "file_id": "f1"}}]},
                               {"role": "assistant", "content": "ok"}, {"role": "user", "content": "q"}]})
     assert response.status_code == 422 and "never fetched" in response.json()["error"]["message"]
+
+
+def test_a_tenant_key_never_reaches_the_upstream_and_an_open_server_passes_the_clients_own(
+    spawn_module_server, upstream, tmp_path_factory
+):
+    """Keys live in the store (no --api-key-env): the caller's afm key is ours, never forwarded. A server with
+    no key at all passes the client's own upstream key on, in each API's header."""
+    folder = tmp_path_factory.mktemp("proxy-keys")
+    tenant_key = create_key(str(folder / "keyed.db"), "alice")
+    keyed = spawn_module_server("--db", str(folder / "keyed.db"), "--upstream", upstream.url, "--no-abstractive",
+                                name="proxies-keyed")
+    open_server = spawn_module_server("--db", str(folder / "open.db"), "--upstream", upstream.url,
+                                      "--no-abstractive", name="proxies-open")
+    bodies = {"/v1/chat/completions": {"model": "m", "messages": [{"role": "user", "content": QUERY}]},
+              "/v1/responses": {"model": "m", "input": QUERY},
+              "/v1/messages": {"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": QUERY}]}}
+    for server, key in ((keyed, tenant_key), (open_server, "client-upstream-key")):
+        start = len(upstream.requests)
+        for route, body in bodies.items():
+            headers = {"Authorization": f"Bearer {key}"}
+            if route == "/v1/messages" and server is open_server:
+                headers = {"x-api-key": key}
+            assert httpx.post(server.url + route, json=body, headers=headers, timeout=60).status_code == 200
+        sent = upstream.requests[start:]
+        assert [r.api for r in sent] == ["chat", "responses", "anthropic"]
+        credentials = [(r.headers.get("authorization"), r.headers.get("x-api-key")) for r in sent]
+        if server is keyed:
+            assert credentials == [(None, None)] * 3
+        else:
+            assert credentials == [(f"Bearer {key}", None), (f"Bearer {key}", None), (None, key)]

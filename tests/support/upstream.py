@@ -6,6 +6,10 @@ It answers as a scripted model, in each format's own shape, streaming included (
 libraries parse the answers): when tools are offered and the last message is a question about the
 weather, it calls ``get_weather``; after a tool result, it answers with that result; otherwise it
 says how many messages it was sent. That is enough for a real agent loop of a few turns.
+
+The fuzz tests send it whatever generated requests the proxies forward: a body its checks or replies cannot
+read is a violation too (a 400, as the real API would answer), never a crash. ``with Upstream() as up:``
+serves until the block ends.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class Recorded:
     api: str  # "chat", "responses" or "anthropic"
     body: dict[str, Any]
     violations: list[str]
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -82,15 +87,25 @@ class Upstream:
         if self._server is not None:
             self._server.should_exit = True
 
+    def __enter__(self) -> "Upstream":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def _endpoint(self, api: str, check: Callable[[dict], list[str]], reply: Callable[[dict], Response]):
         async def endpoint(request: Request) -> Response:
             body = await request.json()
-            violations = check(body)
-            self.requests.append(Recorded(api, body, violations))
-            if violations:
+            try:
+                violations = check(body)
+                answer = None if violations else reply(body)
+            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+                violations, answer = [f"malformed request ({type(exc).__name__}: {exc})"], None
+            self.requests.append(Recorded(api, body, violations, dict(request.headers)))
+            if answer is None:
                 return JSONResponse({"error": {"type": "invalid_request_error", "message": "; ".join(violations)}},
                                     status_code=400)
-            return reply(body)
+            return answer
 
         return endpoint
 

@@ -47,6 +47,8 @@ def test_responses_items_become_turns_and_calls_join_the_assistant_turn_before_t
                 {"role": "user", "content": "q"}]}, "text only"),
     ({"input": [{"role": "assistant", "content": [{"type": "input_image", "image_url": PNG}]},
                 {"role": "user", "content": "q"}]}, "only a user message"),
+    ({"input": " "}, "query .* is empty"),  # found by the fuzz tests: the writer would forward "input": []
+    ({"input": [{"role": "user", "content": "q"}, {"role": "user", "content": ""}]}, "query .* is empty"),
 ])
 def test_responses_requests_that_cannot_be_packed_are_refused(body, error):
     with pytest.raises(InvalidInput, match=error):
@@ -134,6 +136,15 @@ def test_image_parts_of_a_packed_context_and_of_the_query_are_written_back_in_ea
     assert written["messages"][-1]["content"][1] == {"type": "image",
                                                      "source": {"type": "url", "url": "https://x.org/q.png"}}
     assert anthropic_violations(written) == []
+
+
+def test_anthropic_blank_text_is_no_query():
+    """Found by the fuzz tests: an empty text block counted as the query, and the writer forwarded no message."""
+    with pytest.raises(InvalidInput, match="user message with text"):
+        split_messages({"messages": [{"role": "user", "content": ""}]})
+    split = split_messages({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
+                                         {"role": "user", "content": [{"type": "text", "text": "  "}]}]})
+    assert split.query == "q" and len(split.trailing) == 2
 
 
 @pytest.mark.parametrize("budget", [40, 90, 400])

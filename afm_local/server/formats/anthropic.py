@@ -3,12 +3,12 @@
 A user message's ``tool_result`` blocks become tool turns (answering the assistant's ``tool_use`` blocks
 of the message before), its text blocks one user turn; an assistant message's text and ``tool_use``
 blocks become one assistant turn making those calls. ``system`` is the preamble. The query is the last
-user message with text (its images and documents go with it as sent); the messages after it are sent
-verbatim. A user message's ``image`` blocks (a base64 or URL source; a URL is never fetched) and
-``document`` blocks (a base64 or text source) become OpenAI chat's ``image_url`` and ``file`` parts; a
-source that names a file kept elsewhere (``file``, a document's ``url``) is refused, as is an image in
-a ``tool_result`` or an assistant message. ``thinking`` blocks before the query are the model's private
-state and are left out; other blocks are refused.
+user message with text (not only blanks: the API refuses an empty text block; its images and documents go
+with it as sent); the messages after it are sent verbatim. A user message's ``image`` blocks (a base64 or
+URL source; a URL is never fetched) and ``document`` blocks (a base64 or text source) become OpenAI chat's
+``image_url`` and ``file`` parts; a source that names a file kept elsewhere (``file``, a document's
+``url``) is refused, as is an image in a ``tool_result`` or an assistant message. ``thinking`` blocks
+before the query are the model's private state and are left out; other blocks are refused.
 
 Back: the packed context's leading system messages become ``system``; tool results go into the next
 user message, first; consecutive messages of one role are joined, so roles alternate as the API
@@ -40,7 +40,7 @@ def split_messages(body: dict[str, Any]) -> Split:
     for m in messages:
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
             raise InvalidInput('every message must be an object with role "user" or "assistant"')
-    asking = [i for i, m in enumerate(messages) if m["role"] == "user" and _texts(m.get("content"))]
+    asking = [i for i, m in enumerate(messages) if m["role"] == "user" and "".join(_texts(m.get("content"))).strip()]
     if not asking:
         raise InvalidInput("messages must contain a user message with text (the query)")
     q = asking[-1]

@@ -37,7 +37,7 @@ def split_responses(body: dict[str, Any]) -> Split:
         raise InvalidInput("instructions must be a string")
     items = body.get("input")
     if isinstance(items, str):
-        checked([items])
+        checked([_said(items)])
         return Split(instructions, [], items, [])
     if not isinstance(items, list) or not items:
         raise InvalidInput("input must be a string or a non-empty list of items")
@@ -47,9 +47,16 @@ def split_responses(body: dict[str, Any]) -> Split:
     q = users[-1]
     history = _turns(items[:q])
     content = _content(items[q].get("content"))
-    query = content_of(content)[0]
+    query = _said(content_of(content)[0])
     checked([query, *(t.content for t in history)])
     return Split(instructions, history, query, [dict(item) for item in items[q + 1 :]], media_parts(content))
+
+
+def _said(query: str) -> str:
+    """The query, which must say something: a blank one would leave nothing to forward."""
+    if not query.strip():
+        raise InvalidInput("the query (the last user message) is empty")
+    return query
 
 
 def _kind(item: Any) -> str:

@@ -10,41 +10,40 @@ import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from ...core.accounting import content_text
 from ..answerer import BuiltinModel
 from ..formats.openai_chat import split_chat
 from ..formats.split import with_query_parts
-from ..proxy import forward, pack, upstream_headers, upstream_url
-from ..schemas import AFMOptions, ChatCompletionRequest
+from ..proxy import PROXY_RESPONSES, forward, pack, upstream_headers, upstream_url
+from ..schemas import ERROR_RESPONSES, AFMOptions, ChatCompletionRequest
 from ..state import AppState
-from . import app_state
+from . import app_state, principal
 
-router = APIRouter(tags=["openai"])
+router = APIRouter(tags=["openai"], responses={**ERROR_RESPONSES, **PROXY_RESPONSES})
 ROUTE = "/v1/chat/completions"
 BUILTIN_PROMPT_SHARE = 0.75  # of the built-in model's window left after the reply: its tokenizer is not ours
 
 
 @router.post(ROUTE)
-async def chat_completions(
-    body: ChatCompletionRequest, request: Request, state: AppState = Depends(app_state)
-) -> Response:
+async def chat_completions(body: ChatCompletionRequest, request: Request) -> Response:
+    state, caller = app_state(request), principal(request)  # as the proxies of routes.formats
     split = split_chat(body.messages)
     options = body.afm or AFMOptions()
     budget = options.budget_tokens or state.settings.budget
     params = BuiltinModel.params(body) if state.builtin is not None else {}
     if state.builtin is not None:  # the built-in model's window: the prompt (other tokenizer) + the reply
         budget = min(budget, max(64, int((state.settings.n_ctx - params["max_tokens"]) * BUILTIN_PROMPT_SHARE)))
-    ctx, original = await pack(state, split, options, budget)
+    ctx, original = await pack(state, caller.tenant, split, options, budget)
     headers = state.count_context(ctx, original, ROUTE)
     packed = with_query_parts(list(ctx.messages), split) + split.trailing  # after the query: sent verbatim
     if state.builtin is not None:
         return await builtin_answer(state, packed, body, params, headers)
     payload = body.model_dump(exclude_unset=True, exclude={"afm", "messages"})
     payload["messages"] = packed
-    out_headers = upstream_headers(state, request, "openai")
+    out_headers = upstream_headers(state, request, "openai", caller)
     return await forward(state, upstream_url(state, ROUTE), payload, out_headers, body.stream, headers)
 
 

@@ -7,37 +7,35 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from ..formats.anthropic import messages_body, split_messages
 from ..formats.responses import responses_body, split_responses
 from ..formats.split import Split, with_query_parts
-from ..proxy import Auth, forward, pack, upstream_headers, upstream_url
-from ..schemas import AFMOptions, MessagesRequest, ResponsesRequest
-from ..state import AppState
-from . import app_state
+from ..proxy import PROXY_RESPONSES, Auth, forward, pack, upstream_headers, upstream_url
+from ..schemas import ERROR_RESPONSES, AFMOptions, MessagesRequest, ResponsesRequest
+from . import app_state, principal
 
-router = APIRouter(tags=["proxies"])
+router = APIRouter(tags=["proxies"], responses={**ERROR_RESPONSES, **PROXY_RESPONSES})
 RESPONSES = "/v1/responses"
 MESSAGES = "/v1/messages"
 Writer = Callable[[dict[str, Any], list[dict[str, Any]], Split], dict[str, Any]]
 
 
 @router.post(RESPONSES)
-async def responses(body: ResponsesRequest, request: Request, state: AppState = Depends(app_state)) -> Response:
+async def responses(body: ResponsesRequest, request: Request) -> Response:
     raw = body.model_dump(exclude_unset=True)
-    return await _proxy(state, request, raw, split_responses(raw), body.afm, RESPONSES, responses_body, "openai")
+    return await _proxy(request, raw, split_responses(raw), body.afm, RESPONSES, responses_body, "openai")
 
 
 @router.post(MESSAGES)
-async def messages(body: MessagesRequest, request: Request, state: AppState = Depends(app_state)) -> Response:
+async def messages(body: MessagesRequest, request: Request) -> Response:
     raw = body.model_dump(exclude_unset=True)
-    return await _proxy(state, request, raw, split_messages(raw), body.afm, MESSAGES, messages_body, "anthropic")
+    return await _proxy(request, raw, split_messages(raw), body.afm, MESSAGES, messages_body, "anthropic")
 
 
 async def _proxy(
-    state: AppState,
     request: Request,
     raw: dict[str, Any],
     split: Split,
@@ -46,9 +44,13 @@ async def _proxy(
     write: Writer,
     auth: Auth,
 ) -> Response:
+    """Pack in the caller's tenant's cache, forward, pass the answer back (the app and the caller come from
+    the request, as the routes' dependencies read them)."""
+    state, caller = app_state(request), principal(request)
     url = upstream_url(state, route)  # 503 before any packing when there is nowhere to send it
     options = options or AFMOptions()
-    ctx, original = await pack(state, split, options, options.budget_tokens or state.settings.budget)
+    ctx, original = await pack(state, caller.tenant, split, options, options.budget_tokens or state.settings.budget)
     headers = state.count_context(ctx, original, route)
     payload = write(raw, with_query_parts(list(ctx.messages), split), split)  # the query's own images go too
-    return await forward(state, url, payload, upstream_headers(state, request, auth), bool(raw.get("stream")), headers)
+    out_headers = upstream_headers(state, request, auth, caller)
+    return await forward(state, url, payload, out_headers, bool(raw.get("stream")), headers)

@@ -16,20 +16,47 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Migration:
-    """One named step; ``sql`` holds ``;``-separated statements with dialect placeholders."""
+    """One named step; ``sql`` holds ``;``-separated statements with dialect placeholders. A step for
+    some dialects only (``dialects``) is still recorded as applied by the others, with nothing run."""
 
     name: str
     sql: str
+    dialects: tuple[str, ...] = ("sqlite", "postgresql")
 
     def statements(self, dialect: str) -> list[str]:
+        if dialect not in self.dialects:
+            return []
         text = self.sql.format(**TYPES[dialect])
         return [s.strip() for s in text.split(";") if s.strip()]
 
 
 TYPES: dict[str, dict[str, str]] = {
-    "sqlite": {"real": "REAL", "blob": "BLOB", "without_rowid": "WITHOUT ROWID"},
-    "postgresql": {"real": "DOUBLE PRECISION", "blob": "BYTEA", "without_rowid": ""},
+    "sqlite": {
+        "real": "REAL",
+        "blob": "BLOB",
+        "without_rowid": "WITHOUT ROWID",
+        "octets": "LENGTH(CAST(content AS BLOB))",
+    },
+    "postgresql": {"real": "DOUBLE PRECISION", "blob": "BYTEA", "without_rowid": "", "octets": "OCTET_LENGTH(content)"},
 }
+_RLS_M005 = ("sessions", "messages", "artifacts")  # the tables m005 put under row-level security
+_RLS_M007 = ("attachments", "message_attachments")  # and m007, once m006 made them
+TENANT_TABLES = _RLS_M005 + _RLS_M007  # every row of these belongs to one tenant
+
+
+def _row_level_security(tables: tuple[str, ...]) -> str:
+    """PostgreSQL's policy on tenant tables: a transaction sees and writes only its tenant's rows."""
+    return ";".join(
+        f"""
+        ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
+        CREATE POLICY tenant_rows ON {table}
+            USING (tenant_id = current_setting('app.tenant', true))
+            WITH CHECK (tenant_id = current_setting('app.tenant', true))
+        """
+        for table in tables
+    )
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -80,33 +107,80 @@ MIGRATIONS: tuple[Migration, ...] = (
         )
     """,
     ),
-    # Images and files of messages: each file's bytes stored once by sha256 (shared by every message and
-    # session that sends it), a message's parts in order in message_attachments (an http(s) image is a
-    # URL, no bytes), and a count on the message row so that catching up reads the parts only when there
-    # are some. Deleting a session deletes its parts, and the files no other message refers to.
+    # Tenants. Every session, message and artifact carries its tenant, and every statement on them names
+    # it (store/tenant.py); what was stored before belongs to the one-tenant default ("default", the
+    # tenant of --api-key-env). ``bytes`` is a session's content size, for the per-tenant quota.
+    # Artifacts now belong to the session that made them (erasing a session erases them, see
+    # docs/server.md); the old shared rows cannot be given an owner, so they go: they are derived data,
+    # and a session restored afterwards computes its artifacts again once. API keys are stored as
+    # sha256 digests under a public key id.
     Migration(
-        "m004_attachments",
+        "m004_tenants",
+        """
+        ALTER TABLE sessions ADD COLUMN tenant_id TEXT NOT NULL DEFAULT 'default';
+        ALTER TABLE sessions ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+        UPDATE sessions SET bytes = (SELECT COALESCE(SUM({octets}), 0) FROM messages
+                                     WHERE messages.session_id = sessions.id);
+        CREATE INDEX sessions_by_tenant ON sessions(tenant_id, created);
+        ALTER TABLE messages ADD COLUMN tenant_id TEXT NOT NULL DEFAULT 'default';
+        DROP TABLE artifacts;
+        CREATE TABLE artifacts (
+            tenant_id   TEXT NOT NULL,
+            session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            kind        TEXT NOT NULL,
+            key         TEXT NOT NULL,
+            blob        {blob} NOT NULL,
+            PRIMARY KEY (tenant_id, session_id, kind, key)
+        ) {without_rowid};
+        CREATE INDEX artifacts_by_key ON artifacts(tenant_id, kind, key);
+        CREATE TABLE api_keys (
+            key_id     TEXT PRIMARY KEY,
+            tenant_id  TEXT NOT NULL,
+            digest     TEXT NOT NULL,
+            created    {real} NOT NULL,
+            revoked    {real}
+        )
+    """,
+    ),
+    # PostgreSQL enforces the tenant itself: row-level security on every tenant table, forced on the
+    # owner too, against the tenant each transaction sets (``SET LOCAL app.tenant``, postgres.py). A
+    # transaction that sets none sees no row. A superuser bypasses any policy, so the store then runs
+    # tenant transactions as the role ``afm_local_tenant`` (postgres.py makes it).
+    Migration("m005_row_level_security", _row_level_security(_RLS_M005), dialects=("postgresql",)),
+    # Images and files of messages, per tenant: each file's bytes stored once per tenant by sha256
+    # (``attachments``; never shared between tenants), a message's parts in order in
+    # ``message_attachments`` (an http(s) image is a URL, no bytes), and a count on the message row so
+    # that catching up reads the parts only when there are some. Erasing a session deletes its parts and
+    # the tenant's files that no other of its messages sends (store/tenant.py).
+    Migration(
+        "m006_attachments",
         """
         CREATE TABLE attachments (
-            sha256  TEXT PRIMARY KEY,
-            data    {blob} NOT NULL
+            tenant_id  TEXT NOT NULL,
+            sha256     TEXT NOT NULL,
+            data       {blob} NOT NULL,
+            PRIMARY KEY (tenant_id, sha256)
         );
         CREATE TABLE message_attachments (
+            tenant_id   TEXT NOT NULL,
             session_id  TEXT NOT NULL,
             seq         INTEGER NOT NULL,
             position    INTEGER NOT NULL,
             part        TEXT NOT NULL,
-            sha256      TEXT REFERENCES attachments(sha256),
+            sha256      TEXT,
             url         TEXT,
             detail      TEXT NOT NULL,
             filename    TEXT NOT NULL,
-            PRIMARY KEY (session_id, seq, position),
-            FOREIGN KEY (session_id, seq) REFERENCES messages(session_id, seq) ON DELETE CASCADE
+            PRIMARY KEY (tenant_id, session_id, seq, position),
+            FOREIGN KEY (session_id, seq) REFERENCES messages(session_id, seq) ON DELETE CASCADE,
+            FOREIGN KEY (tenant_id, sha256) REFERENCES attachments(tenant_id, sha256)
         );
-        CREATE INDEX message_attachments_by_file ON message_attachments(sha256);
+        CREATE INDEX message_attachments_by_file ON message_attachments(tenant_id, sha256);
         ALTER TABLE messages ADD COLUMN attachments INTEGER NOT NULL DEFAULT 0
     """,
     ),
+    # The same row-level security as the other tenant tables (m005) on the two new ones.
+    Migration("m007_attachments_row_level_security", _row_level_security(_RLS_M007), dialects=("postgresql",)),
 )
 
 MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied {real} NOT NULL)"
