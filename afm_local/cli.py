@@ -254,7 +254,7 @@ def _cmd_keys(args: argparse.Namespace) -> int:
 
     if args.action != "list" and not args.tenant:
         raise UsageError(f"keys {args.action} needs --tenant NAME")
-    store = open_store(args.db, encryption_key=_key_from(args.db_key_env, "--db-key-env"))
+    store = open_store(args.db, pool_size=1, encryption_key=_key_from(args.db_key_env, "--db-key-env"))
     try:
         if args.action == "create":
             record, key = create_key(store.keys, args.tenant)
@@ -384,26 +384,7 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         f"(default $AFM_DB, else {d.db}; keep a password out of the command line, where ps "
         "shows it: PGPASSWORD, ~/.pgpass or $AFM_DB)",
     )
-    s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions and /v1/responses")
-    s.add_argument(
-        "--anthropic-upstream", help="Anthropic Messages upstream base URL for /v1/messages (default: --upstream)"
-    )
-    s.add_argument("--api-key-env", default=None, help="name of the environment variable holding the API key")
-    s.add_argument("--upstream-api-key-env", default=None, help="environment variable with the upstream's own API key")
-    s.add_argument(
-        "--db-key-env",
-        default=None,
-        help="environment variable holding the key of an encrypted SQLite store (SQLCipher, the encryption extra)",
-    )
-    s.add_argument(
-        "--rate-limit", type=float, help=f"requests/s per key and worker, 0: none (default {d.rate_limit:g})"
-    )
-    s.add_argument("--rate-burst", type=int, help=f"requests a key may make at once (default {d.rate_burst})")
-    for what in ("sessions", "messages", "bytes"):
-        default = getattr(d, f"quota_{what}")
-        s.add_argument(
-            f"--quota-{what}", type=_limit, help=f"{what} stored per tenant, 0: no limit (default {default})"
-        )
+    _add_serve_access(s, d)
     s.add_argument("--budget", type=int, help=f"default token budget for proxied chats (default {d.budget})")
     s.add_argument(
         "--workers",
@@ -441,6 +422,30 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     s.add_argument("--threads", type=int, help="threads for local models")
     s.set_defaults(func=_cmd_serve)
+
+
+def _add_serve_access(s: argparse.ArgumentParser, d: ServerSettings) -> None:
+    """serve's upstreams, keys, store encryption, rate limits and quotas."""
+    s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions and /v1/responses")
+    s.add_argument(
+        "--anthropic-upstream", help="Anthropic Messages upstream base URL for /v1/messages (default: --upstream)"
+    )
+    s.add_argument("--api-key-env", default=None, help="name of the environment variable holding the API key")
+    s.add_argument("--upstream-api-key-env", default=None, help="environment variable with the upstream's own API key")
+    s.add_argument(
+        "--db-key-env",
+        default=None,
+        help="environment variable holding the key of an encrypted SQLite store (SQLCipher, the encryption extra)",
+    )
+    s.add_argument(
+        "--rate-limit", type=float, help=f"requests/s per key and worker, 0: none (default {d.rate_limit:g})"
+    )
+    s.add_argument("--rate-burst", type=int, help=f"requests a key may make at once (default {d.rate_burst})")
+    for what in ("sessions", "messages", "bytes"):
+        default = getattr(d, f"quota_{what}")
+        s.add_argument(
+            f"--quota-{what}", type=_limit, help=f"{what} stored per tenant, 0: no limit (default {default})"
+        )
 
 
 def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -3,13 +3,16 @@ several store instances (as several workers hold them), named migrations, identi
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
+from pathlib import Path
 
 import pytest
 
 from afm_local.core.errors import QuotaExceeded, StoreError, StoreUnavailable, UnknownSession
 from afm_local.server.store import Quota, open_store, redact_url
+from afm_local.server.store import sqlite as sqlite_store
 from afm_local.server.store.schema import MIGRATIONS
 
 from tests.support.stores import query, stored_messages
@@ -240,3 +243,72 @@ def test_urls_never_show_their_password(pg_cluster):
     with pytest.raises(StoreUnavailable) as info:
         open_store(wrong)
     assert "password authentication failed" in str(info.value) and "wrong-pass-Zx9" not in str(info.value)
+
+
+def _handles(db: Path) -> int:
+    """Open file handles of this process on the database file (each SQLite connection holds one)."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(db.resolve()))
+
+
+@pytest.mark.parametrize("key", [None, "a passphrase"], ids=["plain", "encrypted"])
+def test_sqlite_connections_are_pooled_not_per_thread(tmp_path, key):
+    """Worker threads come and go (anyio retires idle ones); the store's connections do not: 40 short-lived
+    threads leave it with the connections it opened with (no new ones, whose SQLCipher key derivation would
+    run inside a request, none left open behind a finished thread), and closing the store closes them all."""
+    if key is not None:
+        pytest.importorskip("sqlcipher3", reason="the encryption extra is not installed (scripts/setup.sh dev)")
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("needs /proc to count file handles")
+    db = tmp_path / "pool.db"
+    store = open_store(db, pool_size=3, encryption_key=key)
+    assert _handles(db) == 3
+    tenant = store.tenant("default")
+    sid = tenant.create_session()["id"]
+
+    def use(i: int) -> None:
+        tenant.append_message(sid, f"m{i}", "user", f"message {i}", None)
+        tenant.messages_since(sid, 0)
+
+    for batch in range(10):
+        threads = [threading.Thread(target=use, args=(4 * batch + j,)) for j in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert _handles(db) == 3
+    assert tenant.messages_since(sid, 0)[0] == 40
+    store.close()
+    assert _handles(db) == 0
+
+
+def test_sqlite_pool_exhaustion_and_close_are_one_line_errors(tmp_path, monkeypatch):
+    """A transaction that finds every pooled connection busy waits POOL_WAIT_S, then is refused with a
+    StoreUnavailable (a 503), not a hang; the connection comes back after a failed transaction, and a
+    closed store refuses instead of reopening the file."""
+    monkeypatch.setattr(sqlite_store, "POOL_WAIT_S", 0.2)
+    store = open_store(tmp_path / "one.db", pool_size=1)
+    tenant = store.tenant("default")
+    with pytest.raises(UnknownSession):
+        tenant.append_message("missing-session-0001", "m0", "user", "hello", None)
+    store.check()  # the failed append gave its connection back
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store._transaction(write=False):
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        with pytest.raises(StoreUnavailable, match="no database connection came free in 0 s, all 1 in use"):
+            store.check()
+    finally:
+        release.set()
+        holder.join()
+    store.check()
+    store.close()
+    with pytest.raises(StoreUnavailable, match="the store is closed"):
+        store.check()

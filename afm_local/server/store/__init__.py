@@ -72,7 +72,7 @@ def open_store(
     """The store ``db`` names, opened and migrated. Errors are ``AFMError``s with a one-line message.
     ``encryption_key`` opens (or creates) a SQLCipher-encrypted SQLite file."""
     if not is_postgres_url(db):
-        return SQLiteStore(db, synchronous=synchronous, encryption_key=encryption_key)
+        return SQLiteStore(db, synchronous=synchronous, encryption_key=encryption_key, pool_size=pool_size)
     if encryption_key is not None:
         raise InvalidInput(
             "--db-key-env encrypts the SQLite store; for PostgreSQL use the server's own encryption at rest "

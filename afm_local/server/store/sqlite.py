@@ -21,10 +21,15 @@ Errors
     locked, busy, I/O and cannot-open errors are ``StoreUnavailable``; a file that is not a database or
     is corrupt is a ``StoreError``. Whatever failed was rolled back and not acknowledged.
 
-Threads
-    One connection per thread and one process-wide write lock, so writers in one process never see
-    ``SQLITE_BUSY``; several processes on one host share the file through SQLite's own locking (a
-    30 s busy timeout).
+Connections
+    A fixed pool of ``pool_size`` connections, opened when the store opens and reused by whichever
+    thread runs a transaction (a thread waits at most ``POOL_WAIT_S`` for a free one, then gets a
+    ``StoreUnavailable``), and one process-wide write lock, so writers in one process never see
+    ``SQLITE_BUSY``; several processes on one host share the file through SQLite's own locking (a 30 s
+    busy timeout). Not one connection per thread: the server's worker threads come and go (anyio retires
+    one idle for 10 s), so per-thread connections were opened over and over in the middle of requests
+    and never closed; with SQLCipher every opening derives the key anew (256,000 PBKDF2 rounds, about
+    0.2 s of CPU, seconds on a busy machine).
 
 Erasure
     ``secure_delete`` is on: SQLite overwrites deleted cells and freed pages with zeros. A deleted row
@@ -35,13 +40,15 @@ Encryption (opt-in)
     With ``encryption_key`` the file is opened through SQLCipher (the ``sqlcipher3`` package, the
     ``encryption`` extra): every page of the database and of its WAL is encrypted (AES-256, HMAC per
     page), and the key is set on each connection before anything is read. A wrong key, or an
-    encrypted file opened without one, is a one-line ``StoreError`` at startup.
+    encrypted file opened without one, is a one-line ``StoreError`` at startup. The key is derived once
+    per pooled connection, all of them at startup (docs/server.md, Encryption at rest).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import queue
 import resource
 import sqlite3
 import threading
@@ -65,6 +72,7 @@ SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY = 3, 5, 6
 SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = 10, 11, 13, 14, 26
 SQLITE_CONSTRAINT_FOREIGNKEY = 787
 CHECKPOINT_TRIES = 50  # scrub: a checkpoint that a reader holds up is retried, 20 ms apart
+POOL_WAIT_S = 30.0  # how long a transaction waits for a free connection (as long as SQLite's busy timeout)
 UNAVAILABLE = {SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN}
 
 
@@ -73,7 +81,14 @@ class SQLiteStore(SQLStore):
 
     dialect = "sqlite"
 
-    def __init__(self, path: Path | str, *, synchronous: str = "NORMAL", encryption_key: str | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        synchronous: str = "NORMAL",
+        encryption_key: str | None = None,
+        pool_size: int = 4,
+    ) -> None:
         if synchronous.upper() not in ("NORMAL", "FULL", "EXTRA"):
             raise ValueError("synchronous must be NORMAL, FULL or EXTRA")
         self._key = encryption_key
@@ -81,10 +96,10 @@ class SQLiteStore(SQLStore):
         self.path = Path(path)
         self.description = str(self.path)
         self.synchronous = synchronous.upper()
-        self._local = threading.local()
         self._write_lock = threading.Lock()
-        self._connections: list[sqlite3.Connection] = []
-        self._conn_lock = threading.Lock()
+        self._pool: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        self._connections: list[sqlite3.Connection] = []  # every one the pool holds, in use or not
+        self._closed = False
         self._identity: dict[str, tuple[int, int]] = {}
         self._lost: str | None = None
         self._lost_lock = threading.Lock()
@@ -94,34 +109,72 @@ class SQLiteStore(SQLStore):
             raise StoreUnavailable(f"cannot create the folder of {self.path}: {exc.strerror}") from None
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder, not a database file")
-        self.store_id = self._migrate()
+        self._fill_pool(max(1, pool_size))
+        try:
+            self.store_id = self._migrate()
+        except BaseException:
+            self.close()
+            raise
         self._identity = self._file_identity()
 
     # ------------------------------------------------------------------ connections and transactions
 
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = self._driver.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            try:
-                if self._key is not None:  # before anything reads the file; SQLCipher's own log stays quiet
-                    conn.execute("PRAGMA cipher_log_level = NONE")
-                    conn.execute("PRAGMA key = '{}'".format(self._key.replace("'", "''")))
-                for pragma in (
-                    "journal_mode=WAL",
-                    f"synchronous={self.synchronous}",
-                    "foreign_keys=ON",
-                    "secure_delete=ON",
-                    "busy_timeout=30000",
-                ):
-                    conn.execute(f"PRAGMA {pragma}")
-            except self._driver.Error:
-                conn.close()
-                raise
-            self._local.conn = conn
-            with self._conn_lock:
+    def _fill_pool(self, size: int) -> None:
+        try:
+            for _ in range(size):
+                conn = self._open()
                 self._connections.append(conn)
+                self._pool.put(conn)
+        except self._driver.Error as exc:
+            self.close()
+            translated = self._translate(exc)
+            if translated is None:
+                raise
+            raise translated from exc
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> sqlite3.Connection:
+        conn = self._driver.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        try:
+            if self._key is not None:  # before anything reads the file; SQLCipher's own log stays quiet
+                conn.execute("PRAGMA cipher_log_level = NONE")
+                conn.execute("PRAGMA key = '{}'".format(self._key.replace("'", "''")))
+            for pragma in (
+                "journal_mode=WAL",
+                f"synchronous={self.synchronous}",
+                "foreign_keys=ON",
+                "secure_delete=ON",
+                "busy_timeout=30000",
+            ):
+                conn.execute(f"PRAGMA {pragma}")
+        except BaseException:
+            conn.close()
+            raise
         return conn
+
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """A pooled connection for this thread's use until the block ends, then back to the pool."""
+        if self._closed:
+            raise StoreUnavailable(f"{self.path}: the store is closed (the server is shutting down)")
+        try:
+            conn = self._pool.get(timeout=POOL_WAIT_S)
+        except queue.Empty:
+            raise StoreUnavailable(
+                f"{self.path}: no database connection came free in {POOL_WAIT_S:.0f} s, all {len(self._connections)} "
+                f"in use (the server is overloaded; retry later)"
+            ) from None
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:  # a failed ROLLBACK: the next user must start clean
+                try:
+                    conn.execute("ROLLBACK")
+                except self._driver.Error:
+                    pass
+            self._pool.put(conn)
 
     @contextmanager
     def _transaction(self, *, write: bool, durable: bool = True, tenant: str | None = None) -> Iterator[Executor]:
@@ -129,8 +182,7 @@ class SQLiteStore(SQLStore):
         # tenant statement names its tenant (tenant.py), and SQLite has no row-level security.
         self._verify_file()
         try:
-            conn = self._conn()
-            with self._write_lock if write else nullcontext():
+            with self._connection() as conn, self._write_lock if write else nullcontext():
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 try:
                     yield conn
@@ -227,8 +279,8 @@ class SQLiteStore(SQLStore):
         )
         target = self.path.with_name(f"{self.path.name}.recovered-{int(time.time())}")
         try:
-            with self._write_lock:
-                self._conn().execute("VACUUM INTO ?", (str(target),))
+            with self._connection() as conn, self._write_lock:
+                conn.execute("VACUUM INTO ?", (str(target),))
         except self._driver.Error as exc:
             return f"{what}; its data could not be saved ({exc})"
         return f"{what}; this process saved its data to {target}"
@@ -243,22 +295,22 @@ class SQLiteStore(SQLStore):
         """Copy the zeroed pages of an erasure into the file and truncate the WAL (see Erasure)."""
         self._verify_file()
         for _ in range(CHECKPOINT_TRIES):
-            with self._write_lock:
-                busy, _, _ = self._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            with self._connection() as conn, self._write_lock:
+                busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             if not busy:
                 return
             time.sleep(0.02)
         log.warning("%s: the WAL could not be truncated after an erasure (a reader held it)", self.path)
 
     def close(self) -> None:
-        with self._conn_lock:
-            for conn in self._connections:
-                try:
-                    conn.close()
-                except self._driver.Error:
-                    pass
-            self._connections.clear()
-        self._local = threading.local()
+        """Close every pooled connection, in use or not; the store refuses transactions afterwards."""
+        self._closed = True
+        for conn in self._connections:
+            try:
+                conn.close()
+            except self._driver.Error:
+                pass
+        self._connections.clear()
 
     # ------------------------------------------------------------------ schema
 
