@@ -119,14 +119,16 @@ class ChatMessageIn(BaseModel):
 
 
 class ChatCompletionRequest(BaseModel):
-    """OpenAI's request; fields other than ``messages`` and ``afm`` are forwarded unchanged."""
+    """OpenAI's request; fields other than ``messages`` and ``afm`` are forwarded unchanged. The numbers and
+    flags this model names are strict, here and in the other two proxies' requests: JSON's ``true`` is not a
+    temperature, nor ``1`` a stream flag (the schema says so, and the upstream would refuse them)."""
 
     model_config = ConfigDict(extra="allow")
     model: str | None = Field(None, max_length=256)
     messages: list[ChatMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
-    stream: bool = False
-    max_tokens: int | None = Field(None, ge=1, le=131072)
-    temperature: float | None = Field(None, ge=0, le=2)
+    stream: bool = Field(False, strict=True)
+    max_tokens: int | None = Field(None, ge=1, le=131072, strict=True)
+    temperature: float | None = Field(None, ge=0, le=2, strict=True)
     afm: AFMOptions | None = None
 
 
@@ -137,7 +139,7 @@ class ResponsesRequest(BaseModel):
     model: str | None = Field(None, max_length=256)
     input: str | list[dict[str, Any]] = Field(max_length=MAX_MESSAGES)
     instructions: str | None = Field(None, max_length=MAX_CONTENT_BYTES)
-    stream: bool = False
+    stream: bool = Field(False, strict=True)
     afm: AFMOptions | None = None
 
 
@@ -153,9 +155,9 @@ class MessagesRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
     model: str | None = Field(None, max_length=256)
     messages: list[AnthropicMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
-    max_tokens: int = Field(ge=1, description="Required by the Messages API.")
+    max_tokens: int = Field(ge=1, strict=True, description="Required by the Messages API.")
     system: str | list[dict[str, Any]] | None = None
-    stream: bool = False
+    stream: bool = Field(False, strict=True)
     afm: AFMOptions | None = None
 
 
