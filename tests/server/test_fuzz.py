@@ -62,8 +62,10 @@ def test_every_operation_answers_as_documented(fuzz_server):
     failures = []
     for operation, mode in itertools.product(operations, (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)):
 
+        # derandomize: the same cases every run, so that whether each proxy forwarded one cleanly does not
+        # depend on the draw (unseeded, a run in four or so had no clean chat or Anthropic request)
         @given(case=operation.as_strategy(generation_mode=mode))
-        @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None,
+        @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None, derandomize=True,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
         def fuzz(case):
             response = case.call_and_validate(base_url=server.url, headers=auth)
