@@ -15,6 +15,7 @@ from .core.types import Context, ContextItem, Fidelity, Importance, Message
 from .defaults import local_manager
 from .engine import ArtifactCache, FocusManager
 from .local import local_components
+from .media import file_part
 
 __all__ = [
     "AFMConfig",
@@ -33,6 +34,7 @@ __all__ = [
     "StoreError",
     "Turn",
     "__version__",
+    "file_part",
     "local_components",
     "local_manager",
 ]

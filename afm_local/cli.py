@@ -55,7 +55,8 @@ def _read_text(source: str) -> str:
 
 def load_history(source: str) -> tuple[list[Turn], dict[str, Any]]:
     """A JSON list of ``{"role","content"}``, or an object with ``"messages"`` (and optional extras); the
-    messages become ``Turn`` records (``core.turns.as_turn``)."""
+    messages become ``Turn`` records (``core.turns.as_turn``). A content may be OpenAI content parts:
+    text, image_url (base64 data: URLs; http(s) URLs are kept, never fetched) and file (file_data)."""
     try:
         data = json.loads(_read_text(source))
     except json.JSONDecodeError as exc:
@@ -106,6 +107,8 @@ def _cmd_pack(args: argparse.Namespace) -> int:
 
 
 def _print_text(ctx: Any) -> None:
+    from .core.accounting import content_text
+
     print(f"tokens used {ctx.tokens_used} of {ctx.budget_tokens} · render {ctx.render} · packing {ctx.packing}")
     print(
         f"{'#':>4}  {'role':<9} {'importance':<10} {'score':>6}  {'intended':<11} {'fidelity':<11} {'tok':>4}  "
@@ -120,7 +123,12 @@ def _print_text(ctx: Any) -> None:
     print()
     for msg in ctx.messages:
         print(f"--- {msg['role']}")
-        print(msg["content"])
+        print(content_text(msg["content"]))
+        if not isinstance(msg["content"], str):
+            for part in msg["content"]:
+                if part.get("type") == "image_url":
+                    url, detail = part["image_url"]["url"], part["image_url"]["detail"]
+                    print(f"[image part, detail {detail}: {url[:48]}{'…' if len(url) > 48 else ''}]")
 
 
 def _cmd_classify(args: argparse.Namespace) -> int:

@@ -40,3 +40,10 @@ fi
 if [ "${1:-}" = dev ]; then
   .venv/bin/afm-local models install minilm-l6-v2 qwen2.5-coder-0.5b-instruct
 fi
+# OCR of images needs Tesseract's English and Russian data from Debian (root: scripts/test.sh installs it).
+# Without it everything else works: images get thumbnails and token costs, and are read by caption and name.
+tessdata=${TESSDATA_PREFIX:-/usr/share/tesseract-ocr/5/tessdata}
+if [ ! -f "$tessdata/eng.traineddata" ] || [ ! -f "$tessdata/rus.traineddata" ]; then
+  echo "warning: no Tesseract data (eng, rus) in $tessdata: OCR of images is off (captions and file names" \
+    "stand for their text); as root: apt-get install tesseract-ocr-eng tesseract-ocr-rus" >&2
+fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up from nothing (venv, packages, models; as root also Debian's Chromium for the inspector test and
-# PostgreSQL for the store tests), check afm_local/ with ruff (lint, import order, format) and mypy (the
+# Set up from nothing (venv, packages, models; as root also Debian's Chromium for the inspector test,
+# PostgreSQL for the store tests and Tesseract's English and Russian data for OCR), check afm_local/ with ruff (lint, import order, format) and mypy (the
 # settings are in pyproject.toml; a finding fails the run), then run the whole test suite on one thread
 # per model. The tests start their own PostgreSQL cluster on a private socket and port, and stop it.
 set -euo pipefail
@@ -25,6 +25,10 @@ install_debian() {  # install_debian WHAT PACKAGE...: a missing test dependency,
 
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   install_debian chromium chromium chromium-driver
+fi
+tessdata=${TESSDATA_PREFIX:-/usr/share/tesseract-ocr/5/tessdata}
+if [ ! -f "$tessdata/eng.traineddata" ] || [ ! -f "$tessdata/rus.traineddata" ]; then
+  install_debian "Tesseract OCR data (English, Russian)" tesseract-ocr-eng tesseract-ocr-rus  # 7.8 MB, no binary
 fi
 if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null; then
   # Only the server binaries are wanted: no system cluster created (or started) by the package.

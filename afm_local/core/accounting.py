@@ -4,12 +4,15 @@ OpenAI counts a chat as each message's content plus a fixed overhead per message
 reply with a few more tokens. The structured memory sends every history item as one bullet line
 inside one system message, so there an item costs its text plus a bullet and a newline. Everything
 here is arithmetic over an injected ``TokenCounter``; the engine, the baselines, the server's
-"tokens saved" header and the benchmarks all count through these functions.
+"tokens saved" header and the benchmarks all count through these functions. One function,
+``chat_cost``, counts a message whatever it carries: text, tool calls, and image parts, which the
+caller prices (a rendered part does not say what it costs: ``core.forms.image_price`` looks it up
+among the parts the engine made and priced with ``core.imagecost``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .config import AFMConfig, Render
@@ -19,6 +22,7 @@ from .turns import Turn, chat_message
 
 STRUCTURED_LINE_OVERHEAD = 2  # a bullet and a newline per item in the structured memory
 TOOL_CALL_OVERHEAD = 3  # a tool call beyond its name and arguments (its id and framing; an estimate, like the rest)
+ImagePrice = Callable[[Mapping[str, Any]], int]  # what the target model charges for one OpenAI image part
 
 
 def item_overhead(render: Render, config: AFMConfig) -> int:
@@ -42,14 +46,31 @@ def fixed_cost(
     return fixed + message_cost(counter, structured_skeleton(preamble, language), config)
 
 
-def chat_cost(counter: TokenCounter, message: Mapping[str, Any], config: AFMConfig) -> int:
-    """One chat message as sent: its content, the name and arguments of each tool call it makes, the overhead."""
+def chat_cost(
+    counter: TokenCounter, message: Mapping[str, Any], config: AFMConfig, image_price: ImagePrice | None = None
+) -> int:
+    """One chat message as sent: its text (a string, or its text parts), the name and arguments of each tool
+    call it makes, its image parts at ``image_price`` (what the target model charges for each; none given:
+    a message with image parts is refused), the overhead."""
+    content = message.get("content") or ""
+    cost = message_cost(counter, content_text(content), config)
+    if not isinstance(content, str):
+        images = [part for part in content if part.get("type") == "image_url"]
+        if images and image_price is None:
+            raise ValueError("a message with image parts is counted with an image_price (core.forms.ImagePart)")
+        cost += sum(image_price(part) for part in images) if image_price is not None else 0
     calls = message.get("tool_calls") or ()
-    cost = message_cost(counter, message.get("content") or "", config)
     return cost + sum(
         counter.count(c["function"]["name"]) + counter.count(c["function"]["arguments"]) + TOOL_CALL_OVERHEAD
         for c in calls
     )
+
+
+def content_text(content: str | Sequence[Mapping[str, Any]]) -> str:
+    """A message's text as counted: a string, or its text parts joined."""
+    if isinstance(content, str):
+        return content
+    return "".join(part["text"] for part in content if part.get("type") == "text")
 
 
 def unit_tokens(counter: TokenCounter, turns: Iterable[Turn], config: AFMConfig) -> int:
@@ -58,9 +79,14 @@ def unit_tokens(counter: TokenCounter, turns: Iterable[Turn], config: AFMConfig)
     return sum(chat_cost(counter, chat_message(t), config) for t in turns) - config.per_message_overhead
 
 
-def sent_cost(counter: TokenCounter, messages: Iterable[Mapping[str, Any]], config: AFMConfig) -> int:
-    """The exact cost of a list of chat messages as sent, reply priming included."""
-    return sum(chat_cost(counter, m, config) for m in messages) + config.reply_overhead
+def sent_cost(
+    counter: TokenCounter,
+    messages: Iterable[Mapping[str, Any]],
+    config: AFMConfig,
+    image_price: ImagePrice | None = None,
+) -> int:
+    """The exact cost of a list of chat messages as sent, reply priming included (``chat_cost``)."""
+    return sum(chat_cost(counter, m, config, image_price) for m in messages) + config.reply_overhead
 
 
 def verbatim_cost(

@@ -13,6 +13,8 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import InvalidInput
+from .imagecost import ImageRule, PatchRule, TileRule, rule_for
+from .parts import MediaLimits
 
 Packing = Literal["afm", "paper"]
 Render = Literal["chat", "structured"]
@@ -206,11 +208,36 @@ class AFMConfig(BaseModel):
     per_message_overhead: int = Field(3, ge=0, description="Tokens a chat message costs beyond its content.")
     reply_overhead: int = Field(3, ge=0, description="Tokens that prime the reply.")
 
+    # Images and documents (afm_local.core.parts, afm_local.core.imagecost)
+    vision_model: str = Field(
+        "gpt-4o",
+        description="The model whose published image-token rule counts image parts (core.imagecost.IMAGE_RULES: "
+        "gpt-4o 85 + 170 a 512-px tile; gpt-4.1-mini, gpt-4.1-nano, o4-mini by 32-px patches; ...).",
+    )
+    image_rules: tuple[TileRule | PatchRule, ...] = Field(
+        (), description="Image-token rules that add to or replace rows of the built-in table, keyed by model."
+    )
+    max_attachment_bytes: int = Field(10 << 20, ge=1, description="Largest image or file, in bytes (else 413).")
+    max_image_pixels: int = Field(
+        40_000_000, ge=1, description="Largest image, in pixels, checked from its header before decoding (else 413)."
+    )
+    max_document_pages: int = Field(200, ge=1, description="Longest PDF, in pages (else 413).")
+    max_attachments: int = Field(16, ge=0, description="Most images and files in one message (else 413).")
+
     @model_validator(mode="after")
     def _thresholds_ordered(self) -> AFMConfig:
         if self.compressed_threshold > self.full_threshold:
             raise ValueError("compressed_threshold must not exceed full_threshold")
+        rule_for(self.vision_model, self.image_rules)  # an unknown model fails here, naming the known ones
         return self
+
+    @property
+    def image_rule(self) -> ImageRule:
+        return rule_for(self.vision_model, self.image_rules)
+
+    @property
+    def media_limits(self) -> MediaLimits:
+        return MediaLimits(self.max_attachment_bytes, self.max_image_pixels, self.max_document_pages)
 
     @classmethod
     def paper(cls, **overrides: Any) -> AFMConfig:

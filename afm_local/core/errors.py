@@ -17,6 +17,14 @@ class InvalidInput(AFMError, ValueError):
     """The caller gave something afm-local cannot use: an unknown role, a non-positive budget, ..."""
 
 
+class AttachmentTooLarge(InvalidInput):
+    """An image or file over a configured limit (bytes, pixels, pages, attachments a message)."""
+
+
+class UnsupportedAttachment(InvalidInput):
+    """Bytes that are no image, PDF or UTF-8 text, whatever the part or the file name claims."""
+
+
 class BudgetTooSmall(InvalidInput):
     """The budget cannot hold the preamble, the query and the constraints that must be sent whole."""
 

@@ -12,6 +12,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from .parts import MediaInfo, MediaLimits, Thumbnail
 from .types import Classification, Compression, Utterance
 
 
@@ -75,12 +76,33 @@ class Topicer(Protocol):
     def topic(self, text: str) -> str: ...
 
 
+@runtime_checkable
+class MediaReader(Protocol):
+    """Reads an attachment's bytes: what they are (checked against limits before anything is decoded), the
+    text in an image (OCR), a document's text and pages, a thumbnail. ``name`` names the reader and its
+    OCR engine, so cached results are keyed by it. Bad input raises ``InvalidInput`` (or its subclasses
+    ``AttachmentTooLarge`` and ``UnsupportedAttachment``) with a one-line message."""
+
+    name: str
+
+    def inspect(self, data: bytes, limits: MediaLimits) -> MediaInfo: ...
+
+    def ocr(self, data: bytes) -> str: ...
+
+    def pages(self, data: bytes) -> int: ...
+
+    def document_text(self, data: bytes) -> str: ...
+
+    def thumbnail(self, data: bytes) -> Thumbnail: ...
+
+
 @dataclass(slots=True)
 class Components:
     """Everything the engine injects: one token counter, embedder, classifier and compressor, shared.
 
     ``compressor`` is the instant extractive path that is always there; ``abstractive`` is optional and
-    runs in the background (``afm_local.local.local_components`` builds the on-device set)."""
+    runs in the background (``afm_local.local.local_components`` builds the on-device set). ``media`` reads
+    images and documents; without it a message with attachments is refused."""
 
     counter: TokenCounter
     embedder: Embedder
@@ -88,3 +110,4 @@ class Components:
     compressor: Compressor
     topicer: Topicer
     abstractive: Compressor | None = None
+    media: MediaReader | None = None

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .forms import ImagePart
 from .protocols import TokenCounter
 from .turns import Turn, chat_message
 from .types import Fidelity, Importance, Role
@@ -23,6 +24,7 @@ class Headings:
     critical: str
     relevant: str
     rest: str
+    images: str
 
 
 HEADINGS = {
@@ -34,6 +36,7 @@ HEADINGS = {
         ),
         relevant="### RELEVANT: earlier context, possibly condensed",
         rest="### REST: other turns, one line each",
+        images="Images from the conversation memory, in the order it names them:",
     ),
     "ru": Headings(
         title="## Память разговора",
@@ -43,20 +46,29 @@ HEADINGS = {
         ),
         relevant="### ВАЖНО: предыдущий контекст, возможно в сокращении",
         rest="### ПРОЧЕЕ: остальные реплики, по строке на каждую",
+        images="Изображения из памяти разговора, в том порядке, в каком она их называет:",
     ),
 }
 
 
 @dataclass(frozen=True, slots=True)
 class Packed:
-    """One history message in the form packing chose for it. A tool-call unit sent in words carries its
-    API messages (``turns``); the chat render sends those, the structured render its ``text``."""
+    """One history message in the form packing chose for it, with the image parts that form sends. A
+    tool-call unit sent in words carries its API messages (``turns``); the chat render sends those, the
+    structured render its ``text``."""
 
     role: Role
     importance: Importance
     fidelity: Fidelity
     text: str
     turns: tuple[Turn, ...] = ()
+    images: tuple[ImagePart, ...] = ()
+
+    def content(self) -> str | list[dict[str, Any]]:
+        """The text, or OpenAI content parts (the text first, then the images) when it sends images."""
+        if not self.images:
+            return self.text
+        return [{"type": "text", "text": self.text}, *(image.to_openai() for image in self.images)]
 
 
 def turn_line(index: int, role: str, label: str = "") -> str:
@@ -115,12 +127,14 @@ def render_chat(preamble: str | None, packed: list[Packed], query: str) -> list[
         if p.turns:
             messages += [chat_message(t) for t in p.turns]
         elif p.fidelity is not Fidelity.DROPPED:
-            messages.append({"role": p.role, "content": p.text})
+            messages.append({"role": p.role, "content": p.content()})
     messages.append({"role": "user", "content": query})
     return messages
 
 
 def render_structured(preamble: str | None, packed: list[Packed], query: str, language: str) -> list[dict[str, Any]]:
+    """One system message of blocks (an item with attachments lists them, with their text); the images its
+    items send follow in one user message (a system message takes no images), then the query."""
     h = HEADINGS[language]
     sent = [p for p in packed if p.fidelity is not Fidelity.DROPPED]
     critical = [p for p in sent if p.importance is Importance.CRITICAL and p.fidelity is Fidelity.FULL]
@@ -131,7 +145,11 @@ def render_structured(preamble: str | None, packed: list[Packed], query: str, la
     for heading, items, bullet in ((h.critical, critical, "- "), (h.relevant, relevant, "- "), (h.rest, rest, "")):
         if items:
             blocks.append(heading + "\n" + "\n".join(bullet + _one_line(p.text) for p in items))
-    return [{"role": "system", "content": "\n\n".join(blocks)}, {"role": "user", "content": query}]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "\n\n".join(blocks)}]
+    images = [image.to_openai() for p in critical + relevant + rest for image in p.images]
+    if images:
+        messages.append({"role": "user", "content": [{"type": "text", "text": h.images}, *images]})
+    return messages + [{"role": "user", "content": query}]
 
 
 def _one_line(text: str) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .errors import InvalidInput
+from .parts import Attachment, content_of
 from .types import IMPORTANCE_NAMES, ROLES, Importance, Role
 
 MAX_TOOL_CALLS = 128  # calls in one assistant message
@@ -36,10 +37,12 @@ class Turn:
     """One message as a caller gives it, before ingest.
 
     ``importance`` is the caller's explicit word: it beats a leading tag and the classifier. ``id`` is
-    kept when given, so a session restored from the store keeps its ids. An assistant turn may make
-    ``tool_calls``; a ``tool`` turn answers the call ``tool_call_id`` (``name``: the tool's, when
-    known); a ``tool`` turn without one is plain text, as the sessions API has always taken it. Content
-    parts (images, files) are meant to join this record as optional fields too.
+    kept when given, so a session restored from the store keeps its ids. ``content`` is the text (the
+    text parts joined); ``attachments`` are its images and files in the order given (``core.parts``). An
+    assistant turn may make ``tool_calls``; a ``tool`` turn answers the call ``tool_call_id`` (``name``:
+    the tool's, when known); a ``tool`` turn without one is plain text, as the sessions API has always
+    taken it. Only a user turn has attachments, as only a user message can carry images in the chat APIs
+    (so a tool call and its result carry text only: a unit's forms are its API messages).
     """
 
     role: Role
@@ -49,17 +52,19 @@ class Turn:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     name: str | None = None
+    attachments: tuple[Attachment, ...] = ()
 
 
 def as_turn(value: Turn | Mapping[str, Any]) -> Turn:
-    """A ``Turn`` from a ``Turn`` or a mapping with ``role``, ``content`` and optionally ``importance``
-    (a name in any case, or an ``Importance``), ``id``, ``tool_calls`` (OpenAI's shape or
-    ``{"id", "name", "arguments"}``), ``tool_call_id`` and ``name``; other keys are ignored.
-    ``InvalidInput`` names what is wrong."""
+    """A ``Turn`` from a ``Turn`` or a mapping with ``role``, ``content`` (a string, or a list of OpenAI
+    content parts: ``text``, ``image_url``, ``file``) and optionally ``importance`` (a name in any case,
+    or an ``Importance``), ``id``, ``tool_calls`` (OpenAI's shape or ``{"id", "name", "arguments"}``),
+    ``tool_call_id``, ``name`` and ``attachments`` (``Attachment`` records, as the store keeps them);
+    other keys are ignored. ``InvalidInput`` names what is wrong."""
     if isinstance(value, Turn):
         return value
     if not isinstance(value, Mapping):
-        raise InvalidInput('a message must be an object with string "role" and "content"')
+        raise InvalidInput('a message must be an object with a string "role" and a "content" (text or parts)')
     role = value.get("role")
     if role not in ROLES:
         raise InvalidInput(f"unknown role {str(role)[:32]!r}; expected one of {', '.join(ROLES)}")
@@ -67,20 +72,32 @@ def as_turn(value: Turn | Mapping[str, Any]) -> Turn:
     content = value.get("content")
     if content is None and calls:
         content = ""
-    if not isinstance(content, str):
-        raise InvalidInput('a message must be an object with string "role" and "content"')
+    if not isinstance(content, str | list | tuple):
+        raise InvalidInput('a message must be an object with a string "role" and a "content" (text or parts)')
     if calls and role != "assistant":
         raise InvalidInput(f"only an assistant message may make tool calls, not a {role} message")
+    text, attachments = content_of(content)
+    stored = value.get("attachments") or ()
+    if not all(isinstance(a, Attachment) for a in stored):
+        raise InvalidInput('"attachments" must hold Attachment records; send images and files as content parts')
     call_id, name = _short(value.get("tool_call_id"), "tool_call_id"), _short(value.get("name"), "name")
+    call_id = call_id if role == "tool" else None
+    attachments += tuple(stored)
+    if attachments and role != "user":
+        raise InvalidInput(
+            f"only a user message may carry images and files (the chat APIs take them nowhere else), not a {role} "
+            "message"
+        )
     found = value.get("id")
     return Turn(
         cast(Role, role),
-        content,
+        text,
         importance_of(value.get("importance")),
         str(found) if found else None,
         calls,
-        call_id if role == "tool" else None,
+        call_id,
         name if role == "tool" else None,
+        attachments,
     )
 
 

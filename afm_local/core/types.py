@@ -12,10 +12,12 @@ from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+import numpy as np
+
+from .parts import Attached
+
 if TYPE_CHECKING:
     from .units import UnitForms
-
-import numpy as np
 
 Role = Literal["system", "user", "assistant", "tool"]  # who said a message: the one list of roles
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -119,11 +121,18 @@ class Message:
     tokens_reference: int = 0  # its reference line, should a later message restate it (core.render)
     sentences: Sentences | None = None  # its sentences, for query-aware excerpts (None: the message is one sentence)
     unit: UnitForms | None = None  # a tool-call unit's API messages, whole and compressed (core.units)
+    attachments: tuple[Attached, ...] = ()  # images and files; their costs are in tokens_full / tokens_compressed
 
     @property
     def pinned(self) -> bool:
         """CRITICAL by the user's word (a tag or an explicit importance): never demoted."""
         return self.importance_source == "tag" and self.importance is Importance.CRITICAL
+
+    @property
+    def excerptable(self) -> bool:
+        """Whether a query-aware excerpt (one sentence) can stand for it: it has sentences, and no images or
+        files (their compressed form is their own: a thumbnail and a summary; its sentences still score it)."""
+        return self.sentences is not None and not self.attachments
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +151,7 @@ class ContextItem:
     text: str
     reason: str = ""
     tools: tuple[str, ...] = ()  # the tools a tool-call unit called
+    attachments: tuple[dict[str, object], ...] = ()  # how each image or file was sent (core.forms.attachment_account)
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -155,6 +165,7 @@ class ContextItem:
             "fidelity": self.fidelity.value,
             "tokens": self.tokens,
             "reason": self.reason,
+            "attachments": list(self.attachments),
         }
         if self.tools:
             out["tools"] = list(self.tools)
@@ -169,7 +180,7 @@ class Context:
     ``messages`` does not pay for one object per history message.
     """
 
-    messages: list[dict[str, Any]]  # OpenAI chat messages (a tool-call unit's with its tool calls)
+    messages: list[dict[str, Any]]  # OpenAI chat messages: content parts when images are sent, a unit's tool calls
     tokens_used: int
     budget_tokens: int
     render: str

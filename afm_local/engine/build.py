@@ -20,6 +20,7 @@ import numpy as np
 from ..core.accounting import fixed_cost, item_overhead, sent_cost
 from ..core.config import CALL_OPTIONS, AFMConfig, Fill, Overflow, Packing, Render, Spend, check_budget
 from ..core.errors import BudgetTooSmall, InvalidInput
+from ..core.forms import Form, attachment_account, image_parts, image_price
 from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
 from ..core.protocols import TokenCounter
@@ -153,11 +154,13 @@ def build_context(
         used = job.fixed + int(plan.pack_plan.cost_of(fidelities).sum())
         lines = _range_lines(job, plan, fidelities, req.budget - used) if cfg.placeholders == "range" else {}
         texts = _texts(job, fidelities, plan.degraded)
-        sent = _render(job, plan, fidelities, texts, lines)
-        if req.render == "chat":  # every sent text is a fidelity or a line whose count is known: the sum is exact
+        packed = _packed(job, plan, fidelities, texts, lines)
+        if req.render == "chat":  # every sent text, image and line has a known count: the sum is exact
+            sent = render_chat(req.preamble, packed, req.query)
             used += sum(line.cost for line in lines.values())
         else:
-            used = sent_cost(counter, sent, cfg)
+            sent = render_structured(req.preamble, packed, req.query, job.language)
+            used = sent_cost(counter, sent, cfg, image_price(image for p in packed for image in p.images))
         if used <= req.budget:
             covered = _cover(fidelities, lines)
             counts = np.bincount(covered, minlength=len(FIDELITIES))
@@ -294,10 +297,11 @@ def _compressed(job: Job, i: int) -> str:
     """Message ``i``'s compressed text: its query-aware excerpt or its summary (a tool-call unit's compressed
     form), when either is shorter."""
     m = job.snap.messages[i]
-    if job.excerpts is not None and m.sentences is not None:
+    sentences = m.sentences if m.excerptable else None
+    if job.excerpts is not None and sentences is not None:
         excerpt = job.costs[i, COMPRESSED] < job.costs[i, FULL]
         sentence = int(job.excerpts[i] - job.snap.sentences.starts[i])
-        return m.sentences.text(m.content, sentence) if excerpt else m.content
+        return sentences.text(m.content, sentence) if excerpt else m.content
     return m.compressed.text if m.tokens_compressed < m.tokens_full else m.content
 
 
@@ -340,21 +344,21 @@ def _cover(fidelities: np.ndarray, lines: dict[int, Line]) -> np.ndarray:
     return covered
 
 
-def _render(
+def _packed(
     job: Job, plan: Plan, fidelities: np.ndarray, texts: dict[int, str], lines: dict[int, Line]
-) -> list[dict[str, str]]:
-    """The messages to send: the packed history (content and lines, in order) rendered as the request asks."""
-    snap, req, classes = job.snap, job.req, plan.scored.classes.tolist()
+) -> list[Packed]:
+    """The packed history to render: content and lines in order, with a unit's API messages and the image
+    parts each message's form sends."""
+    snap, classes, degraded = job.snap, plan.scored.classes.tolist(), plan.degraded
     packed = []
     for i in sorted(texts.keys() | lines.keys()):
         fidelity, text = (PLACEHOLDER, lines[i].text) if i in lines else (int(fidelities[i]), texts[i])
         m = snap.messages[i]
+        images = image_parts(m.attachments, _form(m, i, fidelity, degraded)) if m.attachments else ()
         packed.append(
-            Packed(m.role, IMPORTANCES[classes[i]], FIDELITIES[fidelity], text, unit_turns(m, fidelity, text))
+            Packed(m.role, IMPORTANCES[classes[i]], FIDELITIES[fidelity], text, unit_turns(m, fidelity, text), images)
         )
-    if req.render == "chat":
-        return render_chat(req.preamble, packed, req.query)
-    return render_structured(req.preamble, packed, req.query, job.language)
+    return packed
 
 
 def unit_turns(m: Message, fidelity: int, text: str) -> tuple[Turn, ...]:
@@ -363,6 +367,16 @@ def unit_turns(m: Message, fidelity: int, text: str) -> tuple[Turn, ...]:
     if m.unit is None or fidelity not in (FULL, COMPRESSED):
         return ()
     return m.unit.full.turns if fidelity == FULL or text == m.content else m.unit.compressed.turns
+
+
+def _form(m: Message, i: int, fidelity: int, degraded: Degraded | None) -> Form:
+    """What a message's attachments travel as (``core.parts.image_parts``): a compressed form that saves
+    nothing is sent Full, and the constraint sentences carry no image."""
+    if fidelity == COMPRESSED and degraded is not None and degraded.constraint_sentences[i]:
+        return "constraints"
+    if fidelity == COMPRESSED and m.tokens_compressed >= m.tokens_full:
+        return "full"
+    return FIDELITIES[fidelity].value
 
 
 def _items(
@@ -382,6 +396,10 @@ def _items(
                 start, line = run_of[i]
                 tokens, text = (line.cost - job.per_item, line.text) if i == start else (0, "")
                 reason = reason or f"placeholder: turns {start + 1}–{line.end} left out, named in one line"
+            reason = reason or _reason(bool(plan.pack_plan.reserved[i]), intended, fidelity, plan.pack_plan.costs[i])
+            account = attachment_account(m.attachments, _form(m, i, fidelity, degraded)) if m.attachments else ()
+            if account:
+                reason += " · " + "; ".join(str(a["reason"]) for a in account)
             items.append(
                 ContextItem(
                     m.index,
@@ -394,8 +412,9 @@ def _items(
                     FIDELITIES[fidelity],
                     tokens,
                     text,
-                    reason or _reason(bool(plan.pack_plan.reserved[i]), intended, fidelity, plan.pack_plan.costs[i]),
+                    reason,
                     m.unit.full.tools if m.unit is not None else (),
+                    account,
                 )
             )
         return items

@@ -2,7 +2,8 @@
 
 A message's embedding, importance, compressed text, topic and token count depend only on its text
 and on the component that made them, so they are computed once per (kind, component, sha256) and
-reused across messages, sessions and restarts. Each kind has its own typed accessor
+reused across messages, sessions and restarts; so do an attachment's type, OCR text, thumbnail,
+document text and page count, keyed by the sha256 of its bytes. Each kind has its own typed accessor
 (``cache.embeddings``, ``cache.importance``, ...), which also knows how to write its values as bytes
 for an optional persistent backend (the session store).
 """
@@ -19,6 +20,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 import numpy as np
 
+from ..core.parts import MediaInfo, Thumbnail
 from ..core.types import Classification, Compression, Importance, Sentences
 
 T = TypeVar("T")
@@ -71,6 +73,19 @@ COMPRESSED: Kind[Compression] = Kind(
 TOPIC: Kind[str] = Kind("topic", _json, _unjson)
 TOKENS: Kind[int] = Kind("tokens", _json, _unjson)
 CONSTRAINTS: Kind[str] = Kind("constraints", _json, _unjson)
+MEDIA: Kind[MediaInfo] = Kind(
+    "media",
+    lambda v: _json([v.kind, v.mime, v.width, v.height]),
+    lambda b: MediaInfo(*_unjson(b)),
+)
+OCR: Kind[str] = Kind("ocr", _json, _unjson)
+DOCUMENT_TEXT: Kind[str] = Kind("document_text", _json, _unjson)
+PAGES: Kind[int] = Kind("pages", _json, _unjson)
+THUMBNAIL: Kind[Thumbnail] = Kind(
+    "thumbnail",
+    lambda v: v.width.to_bytes(2, "big") + v.height.to_bytes(2, "big") + v.data,
+    lambda b: Thumbnail(b[4:], int.from_bytes(b[:2], "big"), int.from_bytes(b[2:4], "big")),
+)
 
 
 def _encode_sentences(sentences: Sentences) -> bytes:
@@ -135,6 +150,11 @@ class ArtifactCache:
         self.tokens = Artifacts(self, TOKENS)
         self.constraints = Artifacts(self, CONSTRAINTS)
         self.sentences = Artifacts(self, SENTENCES)
+        self.media = Artifacts(self, MEDIA)
+        self.ocr = Artifacts(self, OCR)
+        self.document_text = Artifacts(self, DOCUMENT_TEXT)
+        self.pages = Artifacts(self, PAGES)
+        self.thumbnails = Artifacts(self, THUMBNAIL)
 
     def count_miss(self) -> None:
         with self._lock:

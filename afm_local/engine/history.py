@@ -39,7 +39,7 @@ class Snapshot:
     tokens: np.ndarray  # int64 (n, 5): full, compressed (never above full), placeholder, constraints, reference
     letters: np.ndarray  # int64 (n, 2): Cyrillic and Latin letters, for the language rule
     restated_by: np.ndarray  # int64: the newest later CRITICAL message restating this one, or -1
-    excerptable: np.ndarray  # bool: it has sentences, so a query-aware excerpt can stand for it
+    excerptable: np.ndarray  # bool: a query-aware excerpt can stand for it (Message.excerptable)
     sentences: SentencesSnapshot
     lexical: Bm25Index  # append-only: read for the first len(messages) messages only
 
@@ -158,7 +158,7 @@ class History:
         self._confidence[i] = 1.0 if decided else float(m.importance_scores.get(Importance.CRITICAL.value, 0.0))
         self._tokens[i] = token_row(m)
         self._letters[i] = letter_counts(m.content)
-        self._excerptable[i] = m.sentences is not None
+        self._excerptable[i] = m.excerptable
 
     def _grow(self, capacity: int) -> None:
         def grown(a: np.ndarray) -> np.ndarray:

@@ -18,15 +18,19 @@ import numpy as np
 
 from ..core.accounting import unit_tokens
 from ..core.config import AFMConfig
+from ..core.forms import attachment_block
+from ..core.parts import Attached
 from ..core.protocols import Components, Topicer
 from ..core.render import placeholder, reference_line
 from ..core.tags import parse_tag
+from ..core.turns import Turn
 from ..core.types import Classification, Compression, Importance, Message, Role, Sentences, Utterance
 from ..core.units import Entry, ToolUnit, UnitForms, results_text, tools_label, transcript
 from ..text.extractive import constraint_sentences
 from ..text.lexicon import sentence_spans
 from ..text.tool_results import compress_result
 from .cache import ArtifactCache, content_hash
+from .media import AttachmentReader, attachment_topic
 
 WORTH_A_SUMMARY = 2  # the background model reads messages longer than this many placeholders
 
@@ -68,7 +72,9 @@ class ArtifactKeys:
 @dataclass(frozen=True, slots=True)
 class Row:
     """A history entry ready for ingest: the tag (or explicit importance) split off the text, the text
-    hashed. A tool-call unit reads as its transcript, said by the assistant."""
+    hashed. A tool-call unit reads as its transcript, said by the assistant. With attachments, ``text`` is
+    the caption followed by each attachment's block (its name and its text, ``core.forms.attachment_block``):
+    what is embedded, classified, compressed and sent."""
 
     role: Role
     text: str
@@ -77,16 +83,20 @@ class Row:
     id: str | None
     hash: str
     unit: ToolUnit | None = None
+    attached: tuple[Attached, ...] = ()
+    caption: str = ""
 
     @classmethod
-    def of(cls, turn: Entry) -> Row:
+    def of(cls, turn: Entry, attached: tuple[Attached, ...] = ()) -> Row:
         """Split off a leading tag; an explicit importance overrides it."""
         if isinstance(turn, ToolUnit):
             text = transcript(turn)
             return cls("assistant", text, text, turn.call.importance, turn.call.id, content_hash(text), turn)
-        tag, text = parse_tag(turn.content)
+        tag, caption = parse_tag(turn.content)
         importance = turn.importance if turn.importance is not None else tag
-        return cls(turn.role, text, turn.content, importance, turn.id, content_hash(text))
+        blocks = [attachment_block(n, a) for n, a in enumerate(attached, 1)]
+        text = "\n\n".join([caption.strip(), *blocks]).strip() if blocks else caption
+        return cls(turn.role, text, turn.content, importance, turn.id, content_hash(text), None, attached, caption)
 
     @property
     def utterance_hash(self) -> str:
@@ -124,6 +134,12 @@ class Ingestor:
     def __init__(self, components: Components, config: AFMConfig, cache: ArtifactCache) -> None:
         self.components, self.config, self.cache = components, config, cache
         self.keys = ArtifactKeys.of(components, config)
+        self.attachments = AttachmentReader(components.media, config, cache)
+
+    def rows(self, entries: Sequence[Entry]) -> list[Row]:
+        """Rows of history entries, a turn's attachments read (through the cache) and their text joined to its
+        caption. Bad attachments raise here, before any artifact of the entries is computed."""
+        return [Row.of(e, self.attachments.read(e.attachments) if isinstance(e, Turn) else ()) for e in entries]
 
     def query_vector(self, query: str) -> np.ndarray:
         """The current query's vector (an asymmetric embedder gives a query its own), through the cache."""
@@ -182,8 +198,8 @@ class Ingestor:
         compressed = compressed or cache.compressed.get_or_compute(
             keys.compressed, row.hash, lambda: self.components.compressor.compress(text, ratio)
         )
-        topic = cache.topics.peek(keys.abstract_topic, row.hash) if keys.abstract_topic else None
-        topic = topic or cache.topics.get_or_compute(keys.topic, row.hash, lambda: self.components.topicer.topic(text))
+        topic = cache.topics.peek(keys.abstract_topic, row.hash) if keys.abstract_topic and not row.attached else None
+        topic = topic or cache.topics.get_or_compute(keys.topic, row.hash, lambda: self.topic(row))
         tokens_full = self.count(text, row.hash)
         constraints = ""
         if verdict.label is Importance.CRITICAL and tokens_full >= self.config.constraint_min_tokens:
@@ -199,6 +215,12 @@ class Ingestor:
             constraints,
             self.count(constraints) if constraints else 0,
         )
+
+    def topic(self, row: Row) -> str:
+        """What a placeholder names: the topicer's key phrases; with attachments, the caption's first."""
+        if row.attached:
+            return attachment_topic(row.caption, row.attached, self.components.topicer)
+        return self.components.topicer.topic(row.text)
 
     def derive_unit(self, unit: ToolUnit, verdict: Classification) -> Derived:
         """A tool-call unit's forms: whole; its texts compressed (``text.tool_results``; the unit whole when
@@ -232,10 +254,13 @@ class Ingestor:
 
     def message(self, index: int, row: Row, verdict: Classification, sentences: Sentences | None = None) -> Message:
         """The record of ``row`` as message ``index`` of a history (``sentences``: its sentences, from
-        ``passages``; a tool-call unit has none: its compressed form is its own, never an excerpt)."""
+        ``passages``; a tool-call unit has none: its compressed form is its own, never an excerpt). Its Full
+        and Compressed token counts include its images: the originals, and the thumbnails."""
         d = self.derive(row, verdict)
         line, tokens_placeholder = self.placeholder(index, tools_label(row.unit) if row.unit else row.role, d.topic)
         critical = d.verdict.label is Importance.CRITICAL
+        images_full = sum(a.tokens_full for a in row.attached)
+        images_compressed = sum(a.tokens_thumbnail for a in row.attached)
         return Message(
             index=index,
             role=row.role,
@@ -244,9 +269,9 @@ class Ingestor:
             content_hash=row.hash,
             importance=d.verdict.label,
             importance_source=d.verdict.source,
-            tokens_full=d.tokens_full,
+            tokens_full=d.tokens_full + images_full,
             compressed=d.compressed,
-            tokens_compressed=d.tokens_compressed,
+            tokens_compressed=d.tokens_compressed + images_compressed,
             topic=d.topic,
             placeholder=line,
             tokens_placeholder=tokens_placeholder,
@@ -257,6 +282,7 @@ class Ingestor:
             tokens_reference=self.components.counter.count(reference_line(index, row.role)) if critical else 0,
             unit=d.unit,
             sentences=None if row.unit is not None else sentences,
+            attachments=row.attached,
         )
 
     def constraint_sentences(self, text: str, role: str) -> str:
@@ -285,6 +311,8 @@ class Ingestor:
         if model is None or message.unit is not None:  # a unit's forms are its API messages: not summarised
             return False
         if message.tokens_full <= WORTH_A_SUMMARY * self.config.placeholder_max_tokens:
+            return False
+        if message.attachments:  # its forms carry images: the extractive ones stay
             return False
         summary_done = keys.abstract_compressed is None or bool(
             self.cache.compressed.peek(keys.abstract_compressed, message.content_hash)

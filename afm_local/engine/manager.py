@@ -29,7 +29,7 @@ from .background import background_worker
 from .build import Request, build_context
 from .cache import ArtifactCache
 from .history import History
-from .ingest import Ingestor, Row
+from .ingest import Ingestor
 
 
 class FocusManager:
@@ -62,8 +62,14 @@ class FocusManager:
         with self._lock:
             return list(self._history.messages)
 
-    def add_message(self, role: str, content: str, importance: Importance | str | None = None) -> Message:
-        """Add one message; returns the stored record (id, importance, token counts)."""
+    def add_message(
+        self, role: str, content: str | list[dict[str, Any]], importance: Importance | str | None = None
+    ) -> Message:
+        """Add one message; returns the stored record (id, importance, token counts, attachments).
+
+        ``content`` is text or a list of OpenAI content parts: ``text``, ``image_url`` (a base64 ``data:``
+        URL, or an ``http(s)`` URL that is never fetched) and ``file`` (a PDF, text or Markdown file as
+        ``file_data``); ``afm_local.file_part(path)`` makes one from a file."""
         return self.add_messages([{"role": role, "content": content, "importance": importance}])[0]
 
     def add_messages(self, turns: Iterable[Turn | Mapping[str, Any]]) -> list[Message]:
@@ -76,9 +82,12 @@ class FocusManager:
         result arrives (until then none is returned, and none is sent).
         """
         start = time.time_ns()
+        given = [as_turn(turn) for turn in turns]
         with self._lock:
-            entries, self._open = group([as_turn(turn) for turn in turns], self._open)
-        rows = [Row.of(entry) for entry in entries]
+            entries, still_open = group(given, self._open)
+        rows = self._ingest.rows(entries)  # a bad image or file raises here, before the batch changes anything
+        with self._lock:
+            self._open = still_open
         passages = self._ingest.passages(rows)
         verdicts = self._ingest.classify(rows)
         stored = []

@@ -61,7 +61,7 @@ class AFMMiddleware(AgentMiddleware):
             return request
         head = packed[0]["content"] if packed[0]["role"] == "system" else None
         body: list[Any] = convert_to_messages(packed[1:] if head is not None else packed)
-        return request.override(
+        return request.override(  # the query goes as it was given: its images too
             system_message=SystemMessage(content=head) if head is not None else None,
-            messages=[*body, *given[q + 1 :]],
+            messages=[*body[:-1], *given[q:]],
         )

@@ -6,12 +6,13 @@ set of ONNX sessions. The engine never imports this module."""
 from __future__ import annotations
 
 import logging
+import os
 from functools import cache, partial
 from pathlib import Path
 
 from ..core.config import AFMConfig
 from ..core.errors import ModelError
-from ..core.protocols import Components, Compressor, Embedder, ImportanceClassifier, TokenCounter
+from ..core.protocols import Components, Compressor, Embedder, ImportanceClassifier, MediaReader, TokenCounter
 from ..text.checks import GuardConfig, SummaryGuard
 from ..text.classifier import LayeredClassifier
 from ..text.extractive import ExtractiveCompressor
@@ -22,6 +23,10 @@ from .model_files import INSTALL_HINT
 from .paths import models_dir
 
 log = logging.getLogger("afm_local")
+
+TESSDATA = Path("/usr/share/tesseract-ocr/5/tessdata")  # Debian's tesseract-ocr-eng and tesseract-ocr-rus
+OCR_LANGUAGES = "eng+rus"
+OCR_HINT = "apt-get install tesseract-ocr-eng tesseract-ocr-rus (scripts/test.sh does, as root), or set TESSDATA_PREFIX"
 
 
 def local_classifier(
@@ -70,7 +75,27 @@ def local_components(
         guard = SummaryGuard(embedder, counter, guard_config(config.embedder))
         guarded = guarded_llama(config.compressor_model, extractive, guard, root, threads)
     classifier = local_classifier(root, threads, embedder)
-    return Components(counter, embedder, classifier, extractive, KeyphraseTopicer(), guarded)
+    return Components(counter, embedder, classifier, extractive, KeyphraseTopicer(), guarded, media_reader())
+
+
+def media_reader(tessdata: Path | None = None) -> MediaReader:
+    """The on-device reader of images and documents, with Tesseract OCR (English and Russian) when its
+    data is installed (``tessdata``, else ``$TESSDATA_PREFIX``, else Debian's folder); without it OCR is
+    off, said once in the log, and an image is known by its caption and file name."""
+    from ..media.ocr import TesseractOcr
+    from ..media.reader import LocalMediaReader
+
+    folder = tessdata or Path(os.environ.get("TESSDATA_PREFIX") or TESSDATA)
+    try:
+        return LocalMediaReader(TesseractOcr(folder, OCR_LANGUAGES))
+    except (ImportError, OSError, RuntimeError) as exc:
+        _warn_once(f"OCR is off, images are read by caption and file name only ({exc}); {OCR_HINT}")
+        return LocalMediaReader(None)
+
+
+@cache
+def _warn_once(message: str) -> None:
+    log.warning("%s", message)
 
 
 def shared_local_components(config: AFMConfig | None = None, *, threads: int = 1) -> Components:

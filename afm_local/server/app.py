@@ -27,6 +27,7 @@ from starlette.routing import Route
 from .._version import __version__
 from ..core.errors import (
     AFMError,
+    AttachmentTooLarge,
     BudgetTooSmall,
     InvalidInput,
     ModelError,
@@ -35,6 +36,7 @@ from ..core.errors import (
     StoreFull,
     StoreUnavailable,
     UnknownSession,
+    UnsupportedAttachment,
 )
 from ..local import local_components
 from .errors import STATUS_KIND, APIError, error_response
@@ -53,6 +55,8 @@ MCP_PATH = "/mcp"
 # AFMError class -> (status, error type); the first match in this order wins.
 ERROR_STATUS: tuple[tuple[type[AFMError], int, str], ...] = (
     (BudgetTooSmall, 422, "budget_too_small"),
+    (AttachmentTooLarge, 413, "attachment_too_large"),
+    (UnsupportedAttachment, 415, "unsupported_media_type"),
     (InvalidInput, 422, "invalid_request"),
     (UnknownSession, 404, "not_found"),
     (QuotaExceeded, 413, "quota_exceeded"),

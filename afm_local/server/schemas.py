@@ -10,7 +10,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
 from ..core.config import Packing, Render, check_budget
 from ..core.types import Context, Importance, Role
 
-MAX_CONTENT_BYTES = 64 * 1024  # one message's content
+MAX_CONTENT_BYTES = 64 * 1024  # one message's text
+MAX_PARTS = 64  # content parts of one message (AFMConfig.max_attachments bounds the images and files)
 MAX_BUDGET = 1_000_000
 MAX_MESSAGES = 5_000  # per stateless / chat request (the body limit bounds it first in practice)
 
@@ -38,12 +39,30 @@ def _check_bytes(value: str | None, limit: int = MAX_CONTENT_BYTES) -> str | Non
     return value
 
 
+def _check_parts(value: str | list[dict[str, Any]] | None) -> str | list[dict[str, Any]] | None:
+    """At most ``MAX_PARTS`` parts, and the text (a string, or the text parts together) within
+    ``MAX_CONTENT_BYTES``."""
+    if isinstance(value, list):
+        if len(value) > MAX_PARTS:
+            raise ValueError(f"a message has at most {MAX_PARTS} content parts")
+        _check_bytes("\n".join(str(p.get("text", "")) for p in value if p.get("type") == "text"))
+    else:
+        _check_bytes(value)
+    return value
+
+
 class MessageIn(BaseModel):
-    """One history message."""
+    """One history message: text, or OpenAI content parts (``text``, ``image_url``, ``file``)."""
 
     model_config = ConfigDict(extra="forbid")
     role: Role
-    content: str = Field(max_length=MAX_CONTENT_BYTES, description="At most 64 KiB of UTF-8.")
+    content: (
+        Annotated[str, Field(max_length=MAX_CONTENT_BYTES)]
+        | Annotated[list[dict[str, Any]], Field(max_length=MAX_PARTS)]
+    ) = Field(
+        description="Text (at most 64 KiB of UTF-8), or content parts: text, image_url (a base64 data: URL, "
+        "or an http(s) URL that is never fetched) and file (file_data: a PDF, text or Markdown file).",
+    )
     importance: Importance | None = Field(None, description="Overrides the classifier (and any tag).")
 
     @field_validator("importance", mode="before")
@@ -51,10 +70,7 @@ class MessageIn(BaseModel):
     def _importance_upper(cls, value: object) -> object:
         return _upper(value)
 
-    @field_validator("content")
-    @classmethod
-    def _content_bytes(cls, value: str) -> str | None:
-        return _check_bytes(value)
+    _content = field_validator("content")(_check_parts)
 
 
 class ContextOptions(BaseModel):
@@ -94,16 +110,25 @@ class ChatMessageIn(BaseModel):
     role: Literal[Role, "developer"]  # developer: OpenAI's newer name for system
     content: str | list[dict[str, Any]] | None = None
 
+    @field_validator("content")
+    @classmethod
+    def _parts_count(cls, value: str | list[dict[str, Any]] | None) -> str | list[dict[str, Any]] | None:
+        if isinstance(value, list) and len(value) > MAX_PARTS:  # the text's size: openai_compat.split_chat
+            raise ValueError(f"a message has at most {MAX_PARTS} content parts")
+        return value
+
 
 class ChatCompletionRequest(BaseModel):
-    """OpenAI's request; fields other than ``messages`` and ``afm`` are forwarded unchanged."""
+    """OpenAI's request; fields other than ``messages`` and ``afm`` are forwarded unchanged. The numbers and
+    flags this model names are strict, here and in the other two proxies' requests: JSON's ``true`` is not a
+    temperature, nor ``1`` a stream flag (the schema says so, and the upstream would refuse them)."""
 
     model_config = ConfigDict(extra="allow")
     model: str | None = Field(None, max_length=256)
     messages: list[ChatMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
-    stream: bool = False
-    max_tokens: int | None = Field(None, ge=1, le=131072)
-    temperature: float | None = Field(None, ge=0, le=2)
+    stream: bool = Field(False, strict=True)
+    max_tokens: int | None = Field(None, ge=1, le=131072, strict=True)
+    temperature: float | None = Field(None, ge=0, le=2, strict=True)
     afm: AFMOptions | None = None
 
 
@@ -114,7 +139,7 @@ class ResponsesRequest(BaseModel):
     model: str | None = Field(None, max_length=256)
     input: str | list[dict[str, Any]] = Field(max_length=MAX_MESSAGES)
     instructions: str | None = Field(None, max_length=MAX_CONTENT_BYTES)
-    stream: bool = False
+    stream: bool = Field(False, strict=True)
     afm: AFMOptions | None = None
 
 
@@ -130,9 +155,9 @@ class MessagesRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
     model: str | None = Field(None, max_length=256)
     messages: list[AnthropicMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
-    max_tokens: int = Field(ge=1, description="Required by the Messages API.")
+    max_tokens: int = Field(ge=1, strict=True, description="Required by the Messages API.")
     system: str | list[dict[str, Any]] | None = None
-    stream: bool = False
+    stream: bool = Field(False, strict=True)
     afm: AFMOptions | None = None
 
 
@@ -177,6 +202,24 @@ class SessionList(BaseModel):
     sessions: list[SessionSummary]
 
 
+class AttachmentOut(BaseModel):
+    """An image or file of a message as a client reads it (``core.parts.Attached.summary``): never its bytes."""
+
+    sha256: str = Field(description="Of the bytes (of the URL for an http(s) image, which is never fetched).")
+    kind: str
+    mime: str
+    name: str
+    url: str | None
+    detail: str
+    width: int | None
+    height: int | None
+    pages: int | None
+    text_chars: int
+    thumbnail: str | None = Field(description="A JPEG data: URL, at most 256 px a side, without metadata.")
+    tokens_full: int
+    tokens_thumbnail: int
+
+
 class MessageOut(BaseModel):
     id: str
     seq: int
@@ -191,6 +234,7 @@ class MessageOut(BaseModel):
     tokens_placeholder: int
     compressed: str
     placeholder: str
+    attachments: list[AttachmentOut]
     created: float | None
 
 
@@ -231,7 +275,8 @@ class TenantInfo(BaseModel):
 
 
 class TenantExport(BaseModel):
-    """Everything a tenant stored (access under data-protection law): its sessions and their messages."""
+    """Everything a tenant stored (access under data-protection law): its sessions and their messages, with
+    their attachments' metadata (not their bytes)."""
 
     tenant: str
     exported: float

@@ -15,7 +15,7 @@ from .schemas import MAX_BUDGET
 from .store.tenant import Quota
 from .store.url import is_postgres_url
 
-MAX_BODY_BYTES = 1 << 20  # 1 MiB
+MAX_BODY_BYTES = 16 << 20  # 16 MiB: a message's images arrive as base64 (AFMConfig.max_attachment_bytes, 10 MiB)
 BUILTIN_N_CTX = 2048  # the built-in answerer's window
 
 SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")  # SQLite's durability levels that afm-local accepts

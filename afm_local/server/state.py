@@ -40,7 +40,7 @@ from ..core.telemetry import Observer
 from ..core.turns import Turn
 from ..core.types import FIDELITIES, Context, Message
 from ..engine import ArtifactCache, FocusManager
-from ..engine.ingest import Ingestor, Row
+from ..engine.ingest import Ingestor
 from .answerer import BuiltinModel
 from .auth import KeyRing, RateLimiter
 from .middleware import CacheCollector
@@ -214,23 +214,27 @@ class AppState:
                 found = store.messages_since(session_id, 0)
                 rows = found[1] if found else []
         if rows:
-            state.fm.add_messages(rows)  # store rows are turns (role, content, importance, id) with their seq
+            state.fm.add_messages(rows)  # store rows are turns (role, content, importance, id, attachments)
 
     def prepare_artifacts(self, state: SessionState, turn: Turn) -> None:
         """Compute and store every artifact of a message about to be appended, so that its row commits
         last and restoring it never runs a model; the session's manager then takes the message in from
         the cache (and schedules the background model's work on it, if any)."""
         assert self.components is not None
-        Ingestor(self.components, self.settings.config, state.cache).artifacts([Row.of(turn)])
+        ingestor = Ingestor(self.components, self.settings.config, state.cache)
+        ingestor.artifacts(ingestor.rows([turn]))
 
     async def append(self, store: TenantStore, session_id: str, turn: Turn) -> dict[str, Any]:
         """Artifacts first, then the row (the store gives it the session's next position), then the answer:
-        what returns is committed. The session must be the tenant's (404 before any model work)."""
+        what returns is committed. The session must be the tenant's (404 before any model work); a bad image
+        or file is refused while the artifacts are made, before anything is stored."""
         session = await self.session(store, session_id)
         await self.run(self.prepare_artifacts, session, turn)
         importance = turn.importance.value if turn.importance is not None else None
         async with session.lock:
-            row = await self.run(store.append_message, session_id, turn.id, turn.role, turn.content, importance)
+            row = await self.run(
+                store.append_message, session_id, turn.id, turn.role, turn.content, importance, turn.attachments
+            )
             await self.catch_up(store, session_id, session)
         assert session.fm is not None
         self.appended.inc()
@@ -308,6 +312,7 @@ def message_out(message: Message, row: dict[str, Any] | None) -> dict[str, Any]:
         "tokens_placeholder": message.tokens_placeholder,
         "compressed": message.compressed.text,
         "placeholder": message.placeholder,
+        "attachments": [a.summary() for a in message.attachments],
         "created": row.get("created") if row else None,
     }
 

@@ -5,6 +5,7 @@ is sent must be valid, within the budget's reach, and carry the constraint verba
 
 from __future__ import annotations
 
+import base64
 import json
 
 import anyio
@@ -12,6 +13,7 @@ import pytest
 
 from afm_local.integrations.langchain import AFMMiddleware
 from afm_local.integrations.llamaindex import AFMMemory
+from tests.support.media import data, image_part
 from tests.support.upstream import Upstream
 
 CONSTRAINT = "I have a severe peanut allergy: never suggest a dish with peanuts, not even a sauce."
@@ -64,6 +66,24 @@ def test_langchain_agent_loop_with_the_middleware(upstream):
     assert later[-1]["role"] == "tool" and later[-2]["tool_calls"][0]["function"]["name"] == "get_weather"
 
 
+def test_langchain_images_in_the_history_and_in_the_query_reach_the_model(upstream):
+    from langchain.agents import create_agent
+    from langchain_openai import ChatOpenAI
+
+    model = ChatOpenAI(base_url=upstream.url + "/v1", api_key="unused", model="m", max_retries=0)
+    agent = create_agent(model, tools=[get_weather], middleware=[AFMMiddleware(max_tokens=3000)])
+    pricing, receipt = image_part("png/pricing_en.png", "high"), image_part("png/receipt_en.png", "low")
+    messages = [{"role": "user", "content": CONSTRAINT},
+                {"role": "user", "content": [{"type": "text", "text": "our pricing table"}, pricing]},
+                {"role": "assistant", "content": "Thanks, the Team plan looks right."},
+                {"role": "user", "content": [{"type": "text", "text": "What's the weather in Paris today?"}, receipt]}]
+    start = len(upstream.requests)
+    assert agent.invoke({"messages": messages})["messages"][-1].content == "The tool said: 18C and sunny in Paris"
+    first = _checked(upstream, start)[0]["messages"]
+    assert first[-1]["content"][1]["image_url"]["url"] == receipt["image_url"]["url"]  # the query, as given
+    assert first[1]["content"][1]["image_url"] == pricing["image_url"]  # the history's screenshot, whole
+
+
 def test_llamaindex_agent_loop_with_the_memory(upstream):
     from llama_index.core.agent.workflow import FunctionAgent
     from llama_index.core.llms import ChatMessage
@@ -90,3 +110,29 @@ def test_llamaindex_agent_loop_with_the_memory(upstream):
     later = bodies[-2]["messages"]  # the third question: the earlier tool steps come as valid units
     assert sum(bool(m.get("tool_calls")) for m in later) >= 1 or any("tool get_weather" in str(m.get("content"))
                                                                      for m in later)
+
+
+def test_llamaindex_image_blocks_in_the_history_and_in_the_query_reach_the_model(upstream):
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.llms import ChatMessage, ImageBlock, TextBlock
+    from llama_index.llms.openai_like import OpenAILike
+
+    pricing, receipt = data("png/pricing_en.png"), data("png/receipt_en.png")
+    memory = AFMMemory.from_defaults(max_tokens=3000)
+    memory.set([ChatMessage(role="user", content=CONSTRAINT),
+                ChatMessage(role="user", blocks=[TextBlock(text="our pricing table"), ImageBlock(image=pricing)]),
+                ChatMessage(role="assistant", content="Thanks, the Team plan looks right.")])
+    query = ChatMessage(role="user", blocks=[TextBlock(text="What's the weather in Paris today?"),
+                                             ImageBlock(image=receipt, detail="low")])
+    llm = OpenAILike(api_base=upstream.url + "/v1", api_key="unused", model="m", is_chat_model=True,
+                     is_function_calling_model=True, max_retries=0)
+    agent = FunctionAgent(tools=[get_weather], llm=llm, streaming=False)
+    start = len(upstream.requests)
+    answer = anyio.run(lambda: agent.run(user_msg=query, memory=memory))
+    assert str(answer) == "The tool said: 18C and sunny in Paris"
+    first = _checked(upstream, start)[0]["messages"]
+    image_urls = [p["image_url"]["url"] for m in first if isinstance(m["content"], list)
+                  for p in m["content"] if p["type"] == "image_url"]
+    encoded = {name: base64.b64encode(raw).decode() for name, raw in (("pricing", pricing), ("receipt", receipt))}
+    assert [encoded["pricing"] in url for url in image_urls] == [True, False]  # the history's screenshot, whole
+    assert encoded["receipt"] in image_urls[1]  # and the query's own, as given

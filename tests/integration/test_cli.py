@@ -90,3 +90,48 @@ def test_classify_prints_jsonl():
     rows = [json.loads(line) for line in out.stdout.splitlines()]
     assert [r["label"] for r in rows] == ["CRITICAL", "TRIVIAL", "CRITICAL"]
     assert all(set(r) >= {"text", "label", "scores"} for r in rows)
+
+
+def test_pack_a_history_with_an_image_and_a_pdf_at_each_tier(tmp_path):
+    """The CLI's history JSON takes content parts; the image comes back whole, as a thumbnail or named."""
+    from afm_local import FocusManager
+    from afm_local.core.accounting import content_text
+    from tests.support.media import file_part, image_part, text
+    from tests.support.real import installed, shared_components
+
+    if not installed("multilingual-e5-small"):
+        pytest.skip("run `afm-local models install`")
+    history = [
+        {"role": "user", "content": [text("our pricing table screenshot"), image_part("png/pricing_en.png", "high")],
+         "importance": "RELEVANT"},
+        {"role": "assistant", "content": "Thanks, I have the table. The Team plan looks like the best fit for you."},
+        {"role": "user", "content": [text("and the agreement"), file_part("pdf/agreement_en.pdf")]},
+        {"role": "assistant", "content": "Got it. I will check the agreement against the pricing."},
+    ]
+    query = "What does the Team plan cost per month?"
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps({"messages": history, "query": query}))
+    fm = FocusManager(components=shared_components())  # the same engine in-process picks a budget per tier
+    fm.add_messages(history)
+    budgets = {}
+    for budget in range(60, 1400, 20):
+        budgets.setdefault(fm.build_context(query, budget).items[0].fidelity.value, budget)
+    assert {"full", "compressed", "placeholder"} <= set(budgets)
+    for fidelity in ("full", "compressed", "placeholder"):
+        out = afm("pack", str(path), "--budget", str(budgets[fidelity]), "--format", "json")
+        assert out.returncode == 0, out.stderr
+        data = json.loads(out.stdout)
+        assert data["items"][0]["fidelity"] == fidelity and data["tokens_used"] <= budgets[fidelity]
+        agreement = data["items"][2]
+        assert agreement["attachments"][0]["name"] == "agreement_en.pdf" and "agreement_en.pdf" in agreement["reason"]
+        if agreement["fidelity"] == "full":  # sent as its text
+            sent = " ".join(" ".join(content_text(m["content"]).split()) for m in data["messages"])
+            assert "15 October 2025" in sent
+        first = data["messages"][0]["content"]
+        if fidelity == "placeholder":
+            assert first.startswith("[Turn 1 · user:")
+        else:
+            url = first[1]["image_url"]["url"]
+            assert url.startswith("data:image/png" if fidelity == "full" else "data:image/jpeg")
+    text_out = afm("pack", str(path), "--budget", str(budgets["compressed"]))
+    assert text_out.returncode == 0 and "[image part, detail low: data:image/jpeg;base64," in text_out.stdout

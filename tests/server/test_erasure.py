@@ -7,6 +7,10 @@ docs/server.md, and the server's log) after erasing a session and after erasing 
 
 from __future__ import annotations
 
+import base64
+import io
+import json
+import re
 import secrets
 import subprocess
 import sys
@@ -14,7 +18,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from PIL import Image, ImageDraw, ImageFont
 
+from afm_local.local.components import media_reader
+from afm_local.server.schemas import AttachmentOut
 from tests.support.servers import REPO, create_key
 
 
@@ -100,6 +107,76 @@ def test_erasure_leaves_no_byte_and_export_returns_everything(store_and_files, s
         assert after_tenant[words["bob"][0]] > 0
         assert alice.get("/v1/tenant/export").json()["sessions"] == [] and len(bob.get("/v1/sessions").json()["sessions"]) == 1
     print(f"\nmarker hits before / after the session / after the tenant: {before} {after_session} {after_tenant}")
+
+
+def screenshot(words: str) -> dict:
+    """An image part: a PNG with ``words`` drawn large (what OCR reads; the PNG's bytes do not spell them)."""
+    image = Image.new("RGB", (1400, 200), "white")
+    ImageDraw.Draw(image).text((40, 60), words, fill="black", font=ImageFont.load_default(size=40))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(out.getvalue()).decode()}}
+
+
+def notes(name: str, words: str) -> dict:
+    """A file part: a plain-text document called ``name`` that says ``words``."""
+    encoded = base64.b64encode(words.encode()).decode()
+    return {"type": "file", "file": {"filename": name, "file_data": f"data:text/plain;base64,{encoded}"}}
+
+
+def write_media(c: httpx.Client, shot: str, doc: str, name: str) -> tuple[str, str]:
+    """A session with a screenshot saying ``shot`` and a document called ``name`` saying ``doc``; its id and
+    ``shot`` as OCR read it (the Full form sends the OCR text: a misread letter makes another unique word)."""
+    sid = c.post("/v1/sessions").json()["id"]
+    content = [{"type": "text", "text": "[!] my private papers"}, screenshot(f"Account code {shot} is private."),
+               notes(f"{name}.txt", f"Minutes: the code word is {doc}. The budget is capped at EUR 48,000.")]
+    r = c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": content})
+    assert r.status_code == 201, r.text
+    r = c.post(f"/v1/sessions/{sid}/context", json={"query": "What is the code word?", "budget_tokens": 3000})
+    assert r.status_code == 200 and r.json()["items"][0]["fidelity"] == "full"
+    read = re.search(r"Account code (.+?) is private", json.dumps(r.json()["messages"], ensure_ascii=False))
+    assert read is not None and len(read[1]) >= len(shot) - 2, r.text
+    return sid, read[1]
+
+
+def test_erasure_reaches_attachments_their_text_and_their_names(store_and_files, spawn_server):
+    """A screenshot's OCR text, a document's text and a file name, each a unique marker: export lists the
+    attachments' metadata without their bytes; after erasing the session, then the tenant, no file the
+    service wrote holds the erased markers, and the other tenant's are still there."""
+    if not media_reader().reads_text:
+        pytest.skip("Tesseract data not installed: apt-get install tesseract-ocr-eng tesseract-ocr-rus")
+    db, files = store_and_files
+    keys = {t: create_key(db, t) for t in ("alice", "bob")}
+    server = spawn_server("--db", db, "--no-abstractive", "--rate-limit", "0", name="erase-media")
+    words = {s: [marker("o"), marker("d"), marker("n")] for s in ("s1", "s2", "bob")}
+    alice, bob = (httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {keys[t]}"}, timeout=120,
+                               trust_env=False) for t in ("alice", "bob"))
+    with alice, bob:
+        sessions = {}
+        for owner, c in (("s1", alice), ("s2", alice), ("bob", bob)):
+            sessions[owner], words[owner][0] = write_media(c, *words[owner])
+        every = [w for ws in words.values() for w in ws]
+        exported = alice.get("/v1/tenant/export")
+        attachments = {s["id"]: [a["name"] for m in s["messages"] for a in m["attachments"]]
+                       for s in exported.json()["sessions"]}
+        assert attachments == {sessions[s]: ["image", f"{words[s][2]}.txt"] for s in ("s1", "s2")}
+        listed = [a for s in exported.json()["sessions"] for m in s["messages"] for a in m["attachments"]]
+        assert all(set(a) == set(AttachmentOut.model_fields) for a in listed)  # metadata, not the bytes
+        assert base64.b64encode(b"Minutes: the code").decode() not in exported.text
+        before = hits(files(), every)
+        assert all(before[w] > 0 for w in every), before  # the search finds what is there, OCR text included
+
+        assert alice.delete(f"/v1/sessions/{sessions['s1']}").status_code == 200
+        after_session = hits(files(), every)
+        assert [after_session[w] for w in words["s1"]] == [0, 0, 0], after_session
+        assert all(after_session[w] > 0 for w in words["s2"] + words["bob"]), after_session
+
+        assert alice.delete("/v1/tenant").json() == {"tenant": "alice", "sessions_erased": 1}
+        after_tenant = hits(files(), every)
+        assert [after_tenant[w] for w in words["s1"] + words["s2"]] == [0] * 6, after_tenant
+        assert all(after_tenant[w] > 0 for w in words["bob"]), after_tenant
+    print(f"\nattachment marker hits before / after the session / after the tenant: {before} {after_session} "
+          f"{after_tenant}")
 
 
 def test_postgres_wal_keeps_erased_words_until_the_operator_recycles_it(pg_cluster, spawn_server):

@@ -135,3 +135,49 @@ def test_inspector_timeline(spawn_server, tmp_path, browser):
         height = browser.execute_script("return document.documentElement.scrollHeight")
         browser.set_window_size(1200, min(max(900, height + 40), 2400))
         assert browser.save_screenshot(str(target))
+
+
+def test_inspector_shows_thumbnails_and_how_each_attachment_was_sent(spawn_server, tmp_path, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.support.media import file_part, image_part
+
+    srv = spawn_server("--db", str(tmp_path / "inspector-media.db"), "--no-abstractive", name="inspector-media")
+    history = [
+        ("user", [{"type": "text", "text": "[!] Our agreement: the report deadline and the budget cap bind us."},
+                  file_part("pdf/agreement_en.pdf")]),
+        ("assistant", "Understood: delivery by 15 October 2025 and no more than EUR 48,000 in total."),
+        ("user", [{"type": "text", "text": "the pricing table screenshot"}, image_part("png/pricing_en.png", "high")]),
+        ("assistant", "The Team plan at $49 a month fits your 25 users."),
+        ("user", [{"type": "text", "text": "and a photo of our office cat"}, image_part("photo/chelsea.jpg", "low", "image/jpeg")]),
+        ("assistant", "What a lovely cat!"),
+    ]
+    query, budget = "Can we afford the Business plan for a year within the cap?", 800
+    with httpx.Client(base_url=srv.url, timeout=120, trust_env=False) as c:
+        sid = c.post("/v1/sessions").json()["id"]
+        for role, content in history:
+            assert c.post(f"/v1/sessions/{sid}/messages", json={"role": role, "content": content}).status_code == 201
+        expected = c.post(f"/v1/sessions/{sid}/context", json={"query": query, "budget_tokens": budget}).json()
+
+    browser.get(srv.url + "/#session=" + sid)
+    browser.find_element(By.ID, "query").send_keys(query)
+    field = browser.find_element(By.ID, "budget")
+    field.clear()
+    field.send_keys(str(budget))
+    browser.find_element(By.ID, "build").click()
+    WebDriverWait(browser, 60).until(lambda d: d.find_element(By.ID, "timeline").get_attribute("data-ready") == "1")
+
+    boxes = browser.find_elements(By.CSS_SELECTOR, "#timeline .attachment")
+    sent = [a["sent"] for item in expected["items"] for a in item["attachments"]]
+    assert [b.get_attribute("data-sent") for b in boxes] == sent and len(sent) == 3
+    thumbs = browser.find_elements(By.CSS_SELECTOR, "#timeline .attachment img.thumb")
+    assert len(thumbs) == 3  # the PDF's first page, the screenshot, the photo
+    for thumb in thumbs:  # decoded by the browser, at most 256 px
+        width = browser.execute_script("return arguments[0].naturalWidth", thumb)
+        assert 0 < width <= 256
+    assert "agreement_en.pdf · 3 pages" in boxes[0].text
+    if os.environ.get("AFM_SAVE_SCREENSHOT") == "1":
+        height = browser.execute_script("return document.documentElement.scrollHeight")
+        browser.set_window_size(1200, min(max(900, height + 40), 2400))
+        assert browser.save_screenshot(str(REPO / "docs" / "inspector_multimodal.png"))

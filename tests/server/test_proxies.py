@@ -8,6 +8,7 @@ constraint reaches the upstream verbatim every time.
 
 from __future__ import annotations
 
+import base64
 import json
 
 import anthropic
@@ -15,6 +16,7 @@ import httpx
 import openai
 import pytest
 
+from tests.support.media import data
 from tests.support.servers import create_key
 from tests.support.upstream import Upstream
 
@@ -163,6 +165,61 @@ def test_the_current_tool_loop_after_the_query_is_forwarded_verbatim(afm, upstre
     assert reply.choices[0].message.content == "The tool said: 31C, light rain"
     sent = [{k: v for k, v in m.items() if v is not None} for m in loop]  # null fields are not passed on
     assert upstream.requests[-1].body["messages"][-2:] == sent and not upstream.requests[-1].violations
+
+
+def test_images_travel_through_all_three_formats_in_their_own_shapes(afm, upstream):
+    """A screenshot in the history and one with the query, in each API's own image shape: packed (whole at a
+    large budget, a thumbnail or a line at smaller ones), written back in that shape, valid for the API."""
+    pricing, receipt = data("png/pricing_en.png"), data("png/receipt_en.png")
+    b64 = {name: base64.b64encode(raw).decode() for name, raw in (("pricing", pricing), ("receipt", receipt))}
+    chat_history = [{"role": "user", "content": [{"type": "text", "text": "our pricing table"},
+                                                 {"type": "image_url", "image_url": {
+                                                     "url": "data:image/png;base64," + b64["pricing"],
+                                                     "detail": "high"}}]},
+                    {"role": "assistant", "content": "The Team plan looks right for you."},
+                    {"role": "user", "content": [{"type": "text", "text": "Is this receipt right?"},
+                                                 {"type": "image_url", "image_url": {
+                                                     "url": "data:image/png;base64," + b64["receipt"]}}]}]
+    items = [{"role": "user", "content": [{"type": "input_text", "text": "our pricing table"},
+                                          {"type": "input_image", "image_url": "data:image/png;base64," + b64["pricing"],
+                                           "detail": "high"}]},
+             {"role": "assistant", "content": "The Team plan looks right for you."},
+             {"role": "user", "content": [{"type": "input_text", "text": "Is this receipt right?"},
+                                          {"type": "input_image",
+                                           "image_url": "data:image/png;base64," + b64["receipt"]}]}]
+    source = {name: {"type": "base64", "media_type": "image/png", "data": value} for name, value in b64.items()}
+    messages = [{"role": "user", "content": [{"type": "text", "text": "our pricing table"},
+                                             {"type": "image", "source": source["pricing"]}]},
+                {"role": "assistant", "content": "The Team plan looks right for you."},
+                {"role": "user", "content": [{"type": "text", "text": "Is this receipt right?"},
+                                             {"type": "image", "source": source["receipt"]}]}]
+    chat = openai.OpenAI(base_url=afm.url + "/v1", api_key=KEY, max_retries=0)
+    claude = anthropic.Anthropic(base_url=afm.url, auth_token=KEY, api_key=None, max_retries=0)
+    start = len(upstream.requests)
+    for budget, stream in ((3000, False), (3000, True), (120, False)):
+        extra = {"afm": {"budget_tokens": budget}}
+        reply = chat.chat.completions.create(model="m", messages=chat_history, extra_body=extra, stream=stream)
+        assert stream or reply.choices[0].message.content.startswith("I was sent")
+        list(reply) if stream else None
+        answer = chat.responses.create(model="m", input=items, extra_body=extra, stream=stream)
+        list(answer) if stream else None
+        said = claude.messages.create(model="m", max_tokens=64, messages=messages, extra_body=extra, stream=stream)
+        list(said) if stream else None
+    sent = upstream.requests[start:]
+    assert [r.api for r in sent[:3]] == ["chat", "responses", "anthropic"] and len(sent) == 9
+    assert [r.violations for r in sent if r.violations] == []
+    whole = [_sent(r) for r in sent[:6]]
+    assert all(b64["pricing"] in body and b64["receipt"] in body for body in whole)  # 3,000 tokens: all of it
+    assert sent[1].body["input"][0]["content"][1]["type"] == "input_image"
+    assert sent[2].body["messages"][0]["content"][1] == {"type": "image", "source": source["pricing"]}
+    small = [_sent(r) for r in sent[6:]]
+    assert all(b64["pricing"] not in body and b64["receipt"] in body for body in small)  # the query's own stays
+    response = httpx.post(afm.url + "/v1/messages", headers={"Authorization": f"Bearer {KEY}"}, timeout=60,
+                          json={"model": "m", "max_tokens": 8, "messages": [
+                              {"role": "user", "content": [{"type": "image", "source": {"type": "file",
+                                                                                        "file_id": "f1"}}]},
+                              {"role": "assistant", "content": "ok"}, {"role": "user", "content": "q"}]})
+    assert response.status_code == 422 and "never fetched" in response.json()["error"]["message"]
 
 
 def test_a_tenant_key_never_reaches_the_upstream_and_an_open_server_passes_the_clients_own(

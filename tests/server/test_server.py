@@ -150,7 +150,8 @@ def test_openapi_and_metrics(client, server):
     for path in ("/v1/sessions", "/v1/sessions/{session_id}", "/v1/sessions/{session_id}/messages",
                  "/v1/sessions/{session_id}/context", "/v1/context", "/v1/chat/completions", "/healthz", "/metrics"):
         assert path in spec["paths"], path
-    assert spec["components"]["schemas"]["MessageIn"]["properties"]["content"]["maxLength"] == 64 * 1024
+    text, parts = spec["components"]["schemas"]["MessageIn"]["properties"]["content"]["anyOf"]
+    assert text["maxLength"] == 64 * 1024 and parts["type"] == "array"
     is_error(httpx.get(server.url + "/openapi.json", trust_env=False), 401)  # the spec needs the key too
     assert httpx.get(server.url + "/docs", headers=AUTH, trust_env=False).status_code == 404  # no CDN-backed UI
 
@@ -187,8 +188,8 @@ def test_hostile_inputs_get_clear_4xx(client, server):
     cases = [
         ("malformed json", lambda: client.post(url + "/messages", content=b'{"role": "user", "content": ', headers=json_headers), 400, "invalid_json"),
         ("not an object", lambda: client.post(url + "/messages", content=b"[1, 2, 3]", headers=json_headers), 422, "invalid_request"),
-        ("10 MB body", lambda: client.post("/v1/context", content=b"x" * (10 << 20), headers=json_headers), 413, "request_too_large"),
-        ("2 MB chunked body, no length", lambda: client.post("/v1/context", content=_chunks(2 << 20), headers=json_headers), 413, "request_too_large"),
+        ("20 MB body", lambda: client.post("/v1/context", content=b"x" * (20 << 20), headers=json_headers), 413, "request_too_large"),
+        ("17 MB chunked body, no length", lambda: client.post("/v1/context", content=_chunks(17 << 20), headers=json_headers), 413, "request_too_large"),
         ("invalid utf-8", lambda: client.post(url + "/messages", content=b'{"role": "user", "content": "\xff\xfe\xc3("}', headers=json_headers), 400, "invalid_utf8"),
         ("huge budget", lambda: client.post(url + "/context", json={"query": "q", "budget_tokens": 10**12}), 422, "invalid_request"),
         ("zero budget", lambda: client.post(url + "/context", json={"query": "q", "budget_tokens": 0}), 422, "invalid_request"),

@@ -3,6 +3,7 @@ with each other's ids and guessed ones, rate limits, quotas and the access log. 
 
 from __future__ import annotations
 
+import base64
 import itertools
 import secrets
 import statistics
@@ -32,19 +33,29 @@ def two_tenants(module_store_db, spawn_module_server):
     server = spawn_module_server("--db", db, "--no-abstractive", "--rate-limit", "0", name="tenants")
     owned: dict[str, dict[str, list[str]]] = {}
     for tenant, key in keys.items():
-        sessions, messages = [], []
+        sessions, messages, files = [], [], []
         with client(server, key) as c:
             for i in range(3):
                 sid = c.post("/v1/sessions").json()["id"]
                 sessions.append(sid)
                 for j in range(2):
+                    said = f"[!] Remember {SECRET[tenant].format(f'{i}{j}')}."
                     r = c.post(f"/v1/sessions/{sid}/messages",
-                               json={"role": "user", "content": f"[!] Remember {SECRET[tenant].format(f'{i}{j}')}."})
+                               json={"role": "user", "content": said if (i, j) != (0, 1) else document(tenant, said)})
                     assert r.status_code == 201, r.text
                     messages.append(r.json()["id"])
-        owned[tenant] = {"sessions": sessions, "messages": messages}
+                    files += [a["sha256"] for a in r.json()["attachments"]]
+        owned[tenant] = {"sessions": sessions, "messages": messages + files}
     yield server, keys, owned, db
     server.stop()
+
+
+def document(tenant: str, said: str) -> list[dict]:
+    """Content parts with a text file whose name and text carry the tenant's secret: an attachment of its own."""
+    secret = SECRET[tenant].format("file")
+    encoded = base64.b64encode(f"Notes. {said} The file secret is {secret}.".encode()).decode()
+    return [{"type": "text", "text": said},
+            {"type": "file", "file": {"filename": f"{secret}.txt", "file_data": f"data:text/plain;base64,{encoded}"}}]
 
 
 def probe(c: httpx.Client, kind: str, target: str) -> httpx.Response:
@@ -63,7 +74,8 @@ def shape(r: httpx.Response) -> tuple[int, bytes, list[tuple[str, str]]]:
 
 
 def test_no_tenant_reaches_another_tenants_data(two_tenants):
-    """2,000 requests from each tenant with the other's session and message ids and with guessed ids:
+    """2,000 requests from each tenant with the other's session, message and attachment ids (a file's sha256)
+    and with guessed ids:
     every one answers exactly like a missing session (status, body, headers), none carries the other's
     words, and the other's data is all there afterwards."""
     server, keys, owned, _ = two_tenants
@@ -144,6 +156,10 @@ def test_rate_limit_quotas_and_access_log(spawn_server, tmp_path):
         assert c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": "dave's note 1"}).status_code == 201
         r = c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": "x" * 40})
         assert r.status_code == 413 and "--quota-bytes" in r.json()["error"]["message"]
+        attached = base64.b64encode(b"a small file of thirty bytes..").decode()  # 1 + 30 bytes fit alone: not with 13
+        r = c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": [
+            {"type": "text", "text": "y"}, {"type": "file", "file": {"file_data": f"data:text/plain;base64,{attached}"}}]})
+        assert r.status_code == 413 and "attachments included" in r.json()["error"]["message"]
         statuses = [c.get("/v1/tenant").status_code for _ in range(10)]
         assert 429 in statuses
         r = c.get("/v1/tenant")

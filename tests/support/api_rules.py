@@ -41,6 +41,7 @@ def chat_violations(messages: list[dict[str, Any]]) -> list[str]:
             problems.append(f"messages[{i}]: only assistant messages may have tool_calls")
         if not calls and not isinstance(m.get("content"), (str, list)):
             problems.append(f"messages[{i}]: content is required without tool_calls")
+        problems += _chat_parts(i, role, m.get("content"))
         for c in calls:
             if c.get("id") in seen:
                 problems.append(f"messages[{i}]: duplicate tool call id {c.get('id')!r}")
@@ -70,6 +71,7 @@ def responses_violations(body: dict[str, Any]) -> list[str]:
                 problems.append(f"input[{i}]: unknown role {item.get('role')!r}")
             if not isinstance(item.get("content"), (str, list)):
                 problems.append(f"input[{i}]: content must be a string or a list")
+            problems += _responses_parts(i, item.get("role"), item.get("content"))
         elif kind == "function_call":
             if item.get("call_id") in calls:
                 problems.append(f"input[{i}]: duplicate call_id {item.get('call_id')!r}")
@@ -115,6 +117,7 @@ def anthropic_violations(body: dict[str, Any]) -> list[str]:
             problems.append(f"messages[{i}]: text content blocks must be non-empty")
         if not blocks:
             problems.append(f"messages[{i}]: content must not be empty")
+        problems += _anthropic_media(i, role, blocks)
         previous_uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"] if role == "assistant" else []
     if previous_uses:
         problems.append(f"tool_use ids {previous_uses} have no tool_result")
@@ -135,3 +138,65 @@ def _json_problem(i: int, arguments: Any) -> list[str]:
     except ValueError:
         return [f"item {i}: arguments are not valid JSON"]
     return []
+
+
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+
+
+def _image_url(where: str, url: Any) -> list[str]:
+    if not isinstance(url, str) or not url.startswith(("data:image/", "http://", "https://")):
+        return [f"{where}: an image URL must be an image data: URL or an http(s) URL"]
+    if url.startswith("data:") and url.split(";", 1)[0][5:] not in IMAGE_TYPES:
+        return [f"{where}: unsupported image type {url.split(';', 1)[0][5:]!r}"]
+    return []
+
+
+def _chat_parts(i: int, role: Any, content: Any) -> list[str]:
+    """OpenAI chat: image and file parts only in user messages; an image part is ``{"url", "detail"?}``."""
+    problems: list[str] = []
+    for part in content if isinstance(content, list) else []:
+        kind = part.get("type")
+        if kind not in ("text", "image_url", "file"):
+            problems.append(f"messages[{i}]: unknown content part {kind!r}")
+        elif kind != "text" and role != "user":
+            problems.append(f"messages[{i}]: {kind} parts are only supported in user messages")
+        elif kind == "image_url":
+            problems += _image_url(f"messages[{i}]", (part.get("image_url") or {}).get("url"))
+            if (part.get("image_url") or {}).get("detail", "auto") not in ("auto", "low", "high"):
+                problems.append(f"messages[{i}]: unknown detail")
+    return problems
+
+
+def _responses_parts(i: int, role: Any, content: Any) -> list[str]:
+    """OpenAI Responses: ``input_text`` / ``input_image`` / ``input_file`` parts, images and files from the user."""
+    problems: list[str] = []
+    for part in content if isinstance(content, list) else []:
+        kind = part.get("type")
+        if kind not in ("input_text", "output_text", "input_image", "input_file"):
+            problems.append(f"input[{i}]: unknown content part {kind!r}")
+        elif kind in ("input_image", "input_file") and role != "user":
+            problems.append(f"input[{i}]: {kind} is only supported in user messages")
+        elif kind == "input_image":
+            problems += _image_url(f"input[{i}]", part.get("image_url"))
+        elif kind == "input_file" and not str(part.get("file_data", "")).startswith("data:"):
+            problems.append(f"input[{i}]: input_file needs file_data as a data: URL")
+    return problems
+
+
+def _anthropic_media(i: int, role: Any, blocks: list[dict[str, Any]]) -> list[str]:
+    """Anthropic Messages: image and document blocks only from the user, with a source the API takes."""
+    problems: list[str] = []
+    for b in blocks:
+        if b.get("type") not in ("image", "document"):
+            continue
+        source = b.get("source") or {}
+        if role != "user":
+            problems.append(f"messages[{i}]: {b.get('type')} blocks are only supported in user messages")
+        elif source.get("type") == "url":
+            problems += _image_url(f"messages[{i}]", source.get("url")) if b["type"] == "image" else []
+        elif b["type"] == "image" and (source.get("type") != "base64" or source.get("media_type") not in IMAGE_TYPES):
+            problems.append(f"messages[{i}]: an image source must be base64 of {', '.join(IMAGE_TYPES)} or a url")
+        elif b["type"] == "document" and (source.get("type"), source.get("media_type")) not in (
+                ("base64", "application/pdf"), ("text", "text/plain")):
+            problems.append(f"messages[{i}]: a document source must be base64 PDF or plain text")
+    return problems

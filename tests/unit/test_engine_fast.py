@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from afm_local import AFMConfig, BudgetTooSmall, Fidelity, FocusManager, Importance, InvalidInput
 from afm_local.core.accounting import sent_cost
+from afm_local.core.parts import Attached, Attachment
 from tests.support.fakes import fake_components
 
 HISTORY = [
@@ -151,3 +154,14 @@ def test_the_excerpt_is_the_sentence_the_query_asks_about():
     paper = FocusManager(AFMConfig.paper(overflow="degrade"), components=fake_components())
     paper.add_messages(LONG_CHAT)
     assert not any(m["content"].startswith("[Turns ") for m in paper.build_context("Where?", 400).messages)
+
+
+def test_a_message_with_images_or_files_is_never_excerpted():
+    """Its compressed form is its own (a thumbnail and a summary): relevance scores its sentences but does not
+    send one of them in its place."""
+    fm = FocusManager(components=fake_components())
+    fm.add_messages(LONG_CHAT)
+    message = fm.messages[40]
+    assert message.sentences is not None and message.excerptable
+    image = Attached(Attachment("image_url", url="https://x.org/a.png"), None, "a.png", "", 0, None, 85, 85)
+    assert not replace(message, attachments=(image,)).excerptable

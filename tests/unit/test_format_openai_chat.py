@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
 
 from afm_local import InvalidInput, Turn
 from afm_local.server.formats.openai_chat import split_chat, text_content
-from afm_local.server.schemas import MAX_CONTENT_BYTES, ChatMessageIn
+from afm_local.server.schemas import (
+    MAX_CONTENT_BYTES,
+    ChatCompletionRequest,
+    ChatMessageIn,
+    MessagesRequest,
+    ResponsesRequest,
+)
 
 
 def chat(*pairs: tuple[str, object]) -> list[ChatMessageIn]:
@@ -38,11 +45,17 @@ def test_a_lone_system_message_before_the_query_is_history_only_when_there_is_mo
     assert first.preamble == "s" and first.history == []
 
 
-def test_text_parts_are_joined_and_other_parts_refused():
+def test_text_parts_are_joined_images_and_files_kept_and_other_parts_refused():
     assert text_content([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]) == "a\nb"
     assert text_content(None) == ""
-    with pytest.raises(InvalidInput, match="only text content parts"):
+    with pytest.raises(InvalidInput, match="only base64 data: URLs"):
         text_content([{"type": "image_url", "image_url": {"url": "data:"}}])
+    with pytest.raises(InvalidInput, match="unsupported type 'input_audio'"):
+        text_content([{"type": "input_audio"}])
+    image = {"type": "image_url", "image_url": {"url": "https://example.org/a.png"}}
+    split = split_chat(chat(("user", [{"type": "text", "text": "look"}, image]), ("user", [{"type": "text", "text": "q"}, image])))
+    assert split.history[0].content == "look" and split.history[0].attachments[0].url == "https://example.org/a.png"
+    assert split.query == "q" and split.query_parts == (image,)
 
 
 @pytest.mark.parametrize(("messages", "error"), [
@@ -53,3 +66,17 @@ def test_text_parts_are_joined_and_other_parts_refused():
 def test_bad_requests_are_invalid_input(messages, error):
     with pytest.raises(InvalidInput, match=error):
         split_chat(chat(*messages))
+
+
+@pytest.mark.parametrize(("model", "field", "value"), [
+    (ChatCompletionRequest, "temperature", True),  # found by the fuzz tests: accepted as 1.0 and forwarded
+    (ChatCompletionRequest, "max_tokens", True),
+    (ChatCompletionRequest, "stream", 1),
+    (ResponsesRequest, "stream", "true"),
+    (MessagesRequest, "max_tokens", False),
+])
+def test_the_proxies_forwarded_numbers_and_flags_are_strict(model, field, value):
+    body = {"messages": [{"role": "user", "content": "q"}], "input": "q", "max_tokens": 8}
+    model.model_validate({**body, field: 1 if field != "stream" else True})  # the right type passes
+    with pytest.raises(ValidationError):
+        model.model_validate({**body, field: value})

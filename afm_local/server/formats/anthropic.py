@@ -3,25 +3,32 @@
 A user message's ``tool_result`` blocks become tool turns (answering the assistant's ``tool_use`` blocks
 of the message before), its text blocks one user turn; an assistant message's text and ``tool_use``
 blocks become one assistant turn making those calls. ``system`` is the preamble. The query is the last
-user message with text (not only blanks: the API refuses an empty text block); the messages after it are
-sent verbatim. ``thinking`` blocks before the query are the model's private state and are left out; other
-blocks (images: issue 27) are refused.
+user message with text (not only blanks: the API refuses an empty text block; its images and documents go
+with it as sent); the messages after it are sent verbatim. A user message's ``image`` blocks (a base64 or
+URL source; a URL is never fetched) and ``document`` blocks (a base64 or text source) become OpenAI chat's
+``image_url`` and ``file`` parts; a source that names a file kept elsewhere (``file``, a document's
+``url``) is refused, as is an image in a ``tool_result`` or an assistant message. ``thinking`` blocks
+before the query are the model's private state and are left out; other blocks are refused.
 
 Back: the packed context's leading system messages become ``system``; tool results go into the next
 user message, first; consecutive messages of one role are joined, so roles alternate as the API
-requires, and a context that would start with the assistant starts with a one-line user note.
+requires, and a context that would start with the assistant starts with a one-line user note. Image
+parts become ``image`` blocks (base64, or a URL), file parts ``document`` blocks.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
 from ...core.errors import InvalidInput
+from ...core.parts import as_data_url, data_url
 from ...core.turns import Turn, as_turn
-from .split import Split, checked, forwarded
+from .split import Split, checked, forwarded, media_parts
 
 SKIPPED = ("thinking", "redacted_thinking")
+MEDIA = ("image", "document")
 OPENING = "[earlier conversation]"  # the user turn a context that starts with the assistant needs
 
 
@@ -43,7 +50,8 @@ def split_messages(body: dict[str, Any]) -> Split:
     query = last[-1].content
     preamble = _system(body.get("system"))
     checked([query, *(t.content for t in history)])
-    return Split(preamble, history, query, [dict(m) for m in messages[q + 1 :]])
+    parts = media_parts(_content(_blocks(messages[q].get("content"))))
+    return Split(preamble, history, query, [dict(m) for m in messages[q + 1 :]], parts)
 
 
 def _system(value: Any) -> str | None:
@@ -65,29 +73,66 @@ def _texts(content: Any) -> list[str]:
 
 
 def _turns(message: dict[str, Any]) -> list[Turn]:
-    """One message as turns: a user's tool results first, then its words; an assistant's words and calls."""
+    """One message as turns: a user's tool results first, then its words, images and documents; an
+    assistant's words and calls."""
     blocks = _blocks(message.get("content"))
     for b in blocks:
-        if b.get("type") not in ("text", "tool_use", "tool_result", *SKIPPED):
-            _refuse(f"content blocks of type {str(b.get('type'))[:40]!r} cannot be packed (text and tool blocks can)")
-    text = "\n".join(_texts(blocks))
+        if b.get("type") not in ("text", "tool_use", "tool_result", *MEDIA, *SKIPPED):
+            _refuse(
+                f"content blocks of type {str(b.get('type'))[:40]!r} cannot be packed (text, image, document and "
+                "tool blocks can)"
+            )
+    content = _content(blocks)
     if message["role"] == "assistant":
         calls = [
             {"id": b.get("id"), "name": b.get("name"), "arguments": b.get("input", {})}
             for b in blocks
             if b.get("type") == "tool_use"
         ]
-        return [as_turn({"role": "assistant", "content": text, "tool_calls": calls or None})]
+        return [as_turn({"role": "assistant", "content": content, "tool_calls": calls or None})]
     turns = [
         as_turn({"role": "tool", "content": _result_text(b), "tool_call_id": b.get("tool_use_id")})
         for b in blocks
         if b.get("type") == "tool_result"
     ]
-    return turns + ([as_turn({"role": "user", "content": text})] if text or not turns else [])
+    return turns + ([as_turn({"role": "user", "content": content})] if content or not turns else [])
+
+
+def _content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """The words of a message's blocks and its images and documents, as OpenAI chat content."""
+    text = "\n".join(_texts(blocks))
+    media = [_part(b) for b in blocks if b.get("type") in MEDIA]
+    if not media:
+        return text
+    return ([{"type": "text", "text": text}] if text else []) + media
+
+
+def _part(block: dict[str, Any]) -> dict[str, Any]:
+    """An ``image`` or ``document`` block as an OpenAI ``image_url`` or ``file`` part."""
+    found = block.get("source")
+    source: dict[str, Any] = found if isinstance(found, dict) else {}
+    kind, data, image = source.get("type"), source.get("data"), block["type"] == "image"
+    if image and kind == "url" and isinstance(source.get("url"), str):
+        return {"type": "image_url", "image_url": {"url": source["url"], "detail": "auto"}}
+    if kind == "base64" and isinstance(data, str):
+        url = as_data_url(str(source.get("media_type") or ""), data)
+    elif not image and kind == "text" and isinstance(data, str):
+        url = as_data_url("text/plain", base64.b64encode(data.encode("utf-8", "surrogatepass")).decode("ascii"))
+    else:
+        sources = "a base64 or url source" if image else "a base64 or text source"
+        return _refuse(
+            f"{'an image' if image else 'a document'} block needs {sources}; a {str(kind)[:16]!r} source names "
+            "a file kept elsewhere (never fetched)"
+        )
+    if image:
+        return {"type": "image_url", "image_url": {"url": url, "detail": "auto"}}
+    return {"type": "file", "file": {"file_data": url, "filename": str(block.get("title") or "")[:200]}}
 
 
 def _result_text(block: dict[str, Any]) -> str:
     content = block.get("content", "")
+    if not isinstance(content, str) and any(b.get("type") != "text" for b in _blocks(content)):
+        _refuse("a tool_result carries text only here; send images and documents in a user message")
     text = content if isinstance(content, str) else "\n".join(_texts(content))
     return f"[tool error] {text}" if block.get("is_error") else text
 
@@ -118,11 +163,28 @@ def _message(m: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """One chat message as a role and its blocks (a system message in the middle is said by the user)."""
     if m["role"] == "tool":
         return "user", [{"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}]
-    blocks = [{"type": "text", "text": m["content"]}] if m.get("content") else []
+    content = m.get("content")
+    parts = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+    blocks = [_block(p) for p in parts if p["type"] != "text" or p["text"]]
     for call in m.get("tool_calls") or ():
         function = call["function"]
         blocks.append({"type": "tool_use", "id": call["id"], "name": function["name"], "input": _input(function)})
     return ("assistant" if m["role"] == "assistant" else "user"), blocks
+
+
+def _block(part: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI chat content part (of a user message) as a Messages content block."""
+    if part["type"] == "text":
+        return {"type": "text", "text": part["text"]}
+    url = part["image_url"]["url"] if part["type"] == "image_url" else part["file"]["file_data"]
+    mime, data = data_url(url) or ("", "")
+    if part["type"] == "image_url":
+        source = {"type": "base64", "media_type": mime, "data": data} if data else {"type": "url", "url": url}
+        return {"type": "image", "source": source}
+    if mime.startswith("text/"):
+        text = base64.b64decode(data).decode("utf-8", "replace")
+        return {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": text}}
+    return {"type": "document", "source": {"type": "base64", "media_type": mime or "application/pdf", "data": data}}
 
 
 def _input(function: dict[str, Any]) -> dict[str, Any]:

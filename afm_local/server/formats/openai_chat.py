@@ -2,9 +2,11 @@
 
 Which message is the query: the last ``user`` message. A leading ``system`` / ``developer`` message
 (when there is history before the query) is the preamble; everything between is the history that
-AFM packs, tool calls and their results included (``core.turns.as_turn`` reads them); anything after
-the query (the current tool loop, an assistant prefix) is sent verbatim after the packed context.
-``developer`` is OpenAI's newer name for ``system``. The packed context is already in this format.
+AFM packs, tool calls and their results, images and files included (``core.turns.as_turn`` reads
+them); anything after the query (the current tool loop, an assistant prefix) is sent verbatim after
+the packed context, and so are the query's own images and files (its text is what history is scored
+against). ``developer`` is OpenAI's newer name for ``system``. The packed context is already in this
+format.
 """
 
 from __future__ import annotations
@@ -13,24 +15,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...core.errors import InvalidInput
+from ...core.parts import content_of
 from ...core.turns import as_turn
 from ...core.types import ROLES
 from ..schemas import ChatMessageIn
-from .split import Split, checked
+from .split import Split, checked, media_parts
 
 
 def text_content(content: str | list[dict[str, Any]] | None) -> str:
-    """A message's text: a string as is, or its text parts joined by newlines (other parts are refused)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for part in content:
-        if part.get("type") != "text" or not isinstance(part.get("text"), str):
-            raise InvalidInput("only text content parts are supported")
-        parts.append(part["text"])
-    return "\n".join(parts)
+    """A message's text: a string as is, or its text parts joined by newlines (its image and file parts
+    are checked here and read at ingest)."""
+    return content_of(content)[0] if content is not None else ""
 
 
 def split_chat(messages: Sequence[ChatMessageIn]) -> Split:
@@ -48,8 +43,14 @@ def split_chat(messages: Sequence[ChatMessageIn]) -> Split:
     if messages[0].role in ("system", "developer") and q > 0:
         start, preamble = 1, texts[0]
     history = [
-        as_turn({**m.model_dump(), "role": "system" if m.role == "developer" else m.role, "content": t})
-        for m, t in zip(messages[start:q], texts[start:q])
+        as_turn(
+            {
+                **m.model_dump(),
+                "role": "system" if m.role == "developer" else m.role,
+                "content": m.content if m.content is not None else "",
+            }
+        )
+        for m in messages[start:q]
     ]
     trailing = [m.model_dump(exclude_none=True) for m in messages[q + 1 :]]
-    return Split(preamble, history, texts[q], trailing)
+    return Split(preamble, history, texts[q], trailing, media_parts(messages[q].content))

@@ -2,12 +2,17 @@
 
 Input items become turns: a ``message`` (or an item with only ``role`` and ``content``) of any role,
 ``function_call`` items joined to the assistant turn they follow (one turn making every call of a
-step), and ``function_call_output`` items as tool results. ``instructions`` is the preamble. The query
-is the last user message; the items after it are sent verbatim. ``reasoning`` items before the query
-are the model's private state and are left out (an id-less history is valid without them); other
-item types are refused, as is ``previous_response_id`` (AFM packs only the history it is sent).
+step), and ``function_call_output`` items as tool results. A user message's ``input_image`` (an
+``image_url``: a data: URL, or an http(s) URL that is never fetched) and ``input_file`` (``file_data``)
+parts become OpenAI chat's ``image_url`` and ``file`` parts; one by ``file_id`` or ``file_url`` names a
+file kept elsewhere and is refused, as is an image in a tool's output. ``instructions`` is the
+preamble. The query is the last user message (its images and files go with it as sent); the items
+after it are sent verbatim. ``reasoning`` items before the query are the model's private state and are
+left out (an id-less history is valid without them); other item types are refused, as is
+``previous_response_id`` (AFM packs only the history it is sent).
 
-Back: the packed context's leading system messages become ``instructions``, the rest input items.
+Back: the packed context's leading system messages become ``instructions``, the rest input items (image
+parts as ``input_image``, file parts as ``input_file``).
 """
 
 from __future__ import annotations
@@ -15,8 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...core.errors import InvalidInput
+from ...core.parts import content_of
 from ...core.turns import Turn, as_turn
-from .split import Split, checked, forwarded
+from .split import Split, checked, forwarded, media_parts
 
 TEXT_PARTS = ("input_text", "output_text", "text")
 SKIPPED = ("reasoning",)
@@ -40,9 +46,10 @@ def split_responses(body: dict[str, Any]) -> Split:
         raise InvalidInput("input must contain a user message (the query)")
     q = users[-1]
     history = _turns(items[:q])
-    query = _said(_text(items[q].get("content")))
+    content = _content(items[q].get("content"))
+    query = _said(content_of(content)[0])
     checked([query, *(t.content for t in history)])
-    return Split(instructions, history, query, [dict(item) for item in items[q + 1 :]])
+    return Split(instructions, history, query, [dict(item) for item in items[q + 1 :]], media_parts(content))
 
 
 def _said(query: str) -> str:
@@ -65,7 +72,7 @@ def _turns(items: list[dict[str, Any]]) -> list[Turn]:
         if kind == "message":
             role = item.get("role")
             turns.append(
-                as_turn({"role": "system" if role == "developer" else role, "content": _text(item.get("content"))})
+                as_turn({"role": "system" if role == "developer" else role, "content": _content(item.get("content"))})
             )
         elif kind == "function_call":
             call = {"id": item.get("call_id"), "name": item.get("name"), "arguments": item.get("arguments", "{}")}
@@ -90,20 +97,39 @@ def _with_call(turns: list[Turn], call: dict[str, Any]) -> Turn:
     return as_turn({"role": "assistant", "content": "", "tool_calls": [call]})
 
 
-def _text(content: Any) -> str:
-    """A message's or an output's text: a string, or its text parts joined (other parts are refused)."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
+def _content(content: Any) -> str | list[dict[str, Any]]:
+    """A message's content as OpenAI chat content: a string, or its text, image and file parts."""
+    if content is None or isinstance(content, str):
+        return content or ""
     if not isinstance(content, list):
         raise InvalidInput("content must be a string or a list of parts")
-    texts = []
-    for part in content:
-        if not isinstance(part, dict) or part.get("type") not in TEXT_PARTS or not isinstance(part.get("text"), str):
-            raise InvalidInput("only text content parts are supported")
-        texts.append(part["text"])
-    return "\n".join(texts)
+    return [_part(part) for part in content]
+
+
+def _part(part: Any) -> dict[str, Any]:
+    kind = part.get("type") if isinstance(part, dict) else None
+    if kind in TEXT_PARTS and isinstance(part.get("text"), str):
+        return {"type": "text", "text": part["text"]}
+    if kind == "input_image" and isinstance(part.get("image_url"), str):
+        return {"type": "image_url", "image_url": {"url": part["image_url"], "detail": part.get("detail") or "auto"}}
+    if kind == "input_file" and isinstance(part.get("file_data"), str):
+        return {"type": "file", "file": {"file_data": part["file_data"], "filename": part.get("filename") or ""}}
+    if kind in ("input_image", "input_file"):
+        raise InvalidInput(
+            f"an {kind} part needs its bytes ({'image_url' if kind == 'input_image' else 'file_data'}: a data: "
+            "URL); a file_id or file_url names a file kept elsewhere, which is never fetched"
+        )
+    raise InvalidInput(
+        f"content parts of type {str(kind)[:40]!r} cannot be packed (input_text, input_image and input_file can)"
+    )
+
+
+def _text(content: Any) -> str:
+    """A tool's output: a string, or its text parts joined (an image in a tool's output is refused)."""
+    parts = _content(content)
+    if not isinstance(parts, str) and any(p["type"] != "text" for p in parts):
+        raise InvalidInput("a function_call_output carries text only here; send images and files in a user message")
+    return content_of(parts)[0]
 
 
 def responses_body(body: dict[str, Any], packed: list[dict[str, Any]], split: Split) -> dict[str, Any]:
@@ -118,9 +144,10 @@ def _items(message: dict[str, Any]) -> list[dict[str, Any]]:
     """One chat message as input items."""
     if message["role"] == "tool":
         return [{"type": "function_call_output", "call_id": message["tool_call_id"], "output": message["content"]}]
-    items = (
-        [{"type": "message", "role": message["role"], "content": message["content"]}] if message.get("content") else []
-    )
+    content = message.get("content")
+    if isinstance(content, list):
+        content = [_input_part(part) for part in content]
+    items = [{"type": "message", "role": message["role"], "content": content}] if content else []
     for call in message.get("tool_calls") or ():
         function = call["function"]
         items.append(
@@ -132,3 +159,14 @@ def _items(message: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return items
+
+
+def _input_part(part: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI chat content part (of a user message) as a Responses input part."""
+    if part["type"] == "image_url":
+        image = part["image_url"]
+        return {"type": "input_image", "image_url": image["url"], "detail": image.get("detail") or "auto"}
+    if part["type"] == "file":
+        file = part["file"]
+        return {"type": "input_file", "file_data": file["file_data"], "filename": file.get("filename") or "file"}
+    return {"type": "input_text", "text": part["text"]}

@@ -3,7 +3,10 @@
 The query is the last user message that says something (not only tool results); what comes before
 it is the preamble (a leading system message or the API's own instructions field) and the history
 AFM packs; what comes after it (the current tool loop: calls and their results) is sent verbatim,
-in the API's own shape, after the packed context.
+in the API's own shape, after the packed context. The query's own images and files go with it as the
+client sent them (``with_query_parts``; their tokens are the upstream's to count, not the budget's);
+each format reads its image and file parts into OpenAI content parts (``core.parts``) and writes the
+packed context's parts back in its own shape.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class Split:
     history: list[Turn]
     query: str
     trailing: list[dict[str, Any]]
+    query_parts: tuple[dict[str, Any], ...] = ()  # the query's image and file parts, as OpenAI content parts
 
 
 def checked(texts: Iterable[str]) -> None:
@@ -48,3 +52,18 @@ def forwarded(
     if texts:
         out[system] = "\n\n".join(texts)
     return out, packed[k:]
+
+
+def media_parts(content: object) -> tuple[dict[str, Any], ...]:
+    """The image and file parts of an OpenAI message content (checked by ``core.parts.content_of``)."""
+    if not isinstance(content, list):
+        return ()
+    return tuple(part for part in content if part.get("type") != "text")
+
+
+def with_query_parts(messages: list[dict[str, Any]], split: Split) -> list[dict[str, Any]]:
+    """The packed context with the query (its last message) given back its own images and files."""
+    if not split.query_parts:
+        return messages
+    query = {"role": "user", "content": [{"type": "text", "text": split.query}, *split.query_parts]}
+    return [*messages[:-1], query]

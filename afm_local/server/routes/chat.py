@@ -13,8 +13,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
+from ...core.accounting import content_text
 from ..answerer import BuiltinModel
 from ..formats.openai_chat import split_chat
+from ..formats.split import with_query_parts
 from ..proxy import PROXY_RESPONSES, forward, pack, upstream_headers, upstream_url
 from ..schemas import ERROR_RESPONSES, AFMOptions, ChatCompletionRequest
 from ..state import AppState
@@ -36,7 +38,7 @@ async def chat_completions(body: ChatCompletionRequest, request: Request) -> Res
         budget = min(budget, max(64, int((state.settings.n_ctx - params["max_tokens"]) * BUILTIN_PROMPT_SHARE)))
     ctx, original = await pack(state, caller.tenant, split, options, budget)
     headers = state.count_context(ctx, original, ROUTE)
-    packed = list(ctx.messages) + split.trailing  # after the query: sent verbatim
+    packed = with_query_parts(list(ctx.messages), split) + split.trailing  # after the query: sent verbatim
     if state.builtin is not None:
         return await builtin_answer(state, packed, body, params, headers)
     payload = body.model_dump(exclude_unset=True, exclude={"afm", "messages"})
@@ -55,7 +57,8 @@ async def builtin_answer(
     """Answer with the built-in llama.cpp model on its own thread; streams as server-sent events."""
     builtin = state.builtin
     assert builtin is not None
-    messages = [{"role": m["role"], "content": m.get("content") or ""} for m in packed]
+    # The built-in model reads text only: the text of image messages (caption, OCR, names) stands for them.
+    messages = [{"role": m["role"], "content": content_text(m.get("content") or "")} for m in packed]
     loop = asyncio.get_running_loop()
     if not body.stream:
         result = await loop.run_in_executor(builtin.executor, builtin.complete, messages, params)

@@ -12,7 +12,7 @@ from fastapi.responses import Response
 
 from ..formats.anthropic import messages_body, split_messages
 from ..formats.responses import responses_body, split_responses
-from ..formats.split import Split
+from ..formats.split import Split, with_query_parts
 from ..proxy import PROXY_RESPONSES, Auth, forward, pack, upstream_headers, upstream_url
 from ..schemas import ERROR_RESPONSES, AFMOptions, MessagesRequest, ResponsesRequest
 from . import app_state, principal
@@ -51,6 +51,6 @@ async def _proxy(
     options = options or AFMOptions()
     ctx, original = await pack(state, caller.tenant, split, options, options.budget_tokens or state.settings.budget)
     headers = state.count_context(ctx, original, route)
-    payload = write(raw, list(ctx.messages), split)
+    payload = write(raw, with_query_parts(list(ctx.messages), split), split)  # the query's own images go too
     out_headers = upstream_headers(state, request, auth, caller)
     return await forward(state, url, payload, out_headers, bool(raw.get("stream")), headers)

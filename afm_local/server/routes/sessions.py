@@ -70,5 +70,5 @@ async def append_message(
     state: AppState = Depends(app_state),
     store: TenantStore = Depends(tenant_store),
 ) -> dict[str, Any]:
-    """``201`` means committed (``AppState.append``)."""
+    """``201`` means committed (``AppState.append``); a bad image or file is refused before anything is stored."""
     return await state.append(store, session_id, as_turn({**body.model_dump(), "id": uuid.uuid4().hex}))

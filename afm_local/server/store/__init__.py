@@ -9,9 +9,11 @@ row-level security per tenant). ``open_store`` picks one from ``--db``: a ``post
 file path.
 
 Every tenant-owned statement goes through ``store.tenant(name)``, which names the tenant in each of
-them. Artifacts (``artifacts(tenant_id, session_id, kind, key, blob)``) back one session's
-``engine.cache.ArtifactCache`` (``server.state.SessionArtifacts``): keys are
-``"<component>:<sha256 of the text>"``; erasing a session erases its artifacts.
+them. A message's images and files are stored with it, each file's bytes once per tenant by sha256
+(``attachments``), and come back in its row as ``Attachment`` records. Artifacts
+(``artifacts(tenant_id, session_id, kind, key, blob)``) back one session's ``engine.cache.ArtifactCache``
+(``server.state.SessionArtifacts``): keys are ``"<component>:<sha256 of the text>"``; erasing a session
+erases its artifacts and its attachments.
 
 Session ids are random (``secrets.token_urlsafe``), validated by ``SESSION_ID_RE`` and only ever
 used as SQL parameters, never in paths.

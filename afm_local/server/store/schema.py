@@ -39,7 +39,24 @@ TYPES: dict[str, dict[str, str]] = {
     },
     "postgresql": {"real": "DOUBLE PRECISION", "blob": "BYTEA", "without_rowid": "", "octets": "OCTET_LENGTH(content)"},
 }
-TENANT_TABLES = ("sessions", "messages", "artifacts")  # every row of these belongs to one tenant
+_RLS_M005 = ("sessions", "messages", "artifacts")  # the tables m005 put under row-level security
+_RLS_M007 = ("attachments", "message_attachments")  # and m007, once m006 made them
+TENANT_TABLES = _RLS_M005 + _RLS_M007  # every row of these belongs to one tenant
+
+
+def _row_level_security(tables: tuple[str, ...]) -> str:
+    """PostgreSQL's policy on tenant tables: a transaction sees and writes only its tenant's rows."""
+    return ";".join(
+        f"""
+        ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
+        CREATE POLICY tenant_rows ON {table}
+            USING (tenant_id = current_setting('app.tenant', true))
+            WITH CHECK (tenant_id = current_setting('app.tenant', true))
+        """
+        for table in tables
+    )
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -129,20 +146,41 @@ MIGRATIONS: tuple[Migration, ...] = (
     # owner too, against the tenant each transaction sets (``SET LOCAL app.tenant``, postgres.py). A
     # transaction that sets none sees no row. A superuser bypasses any policy, so the store then runs
     # tenant transactions as the role ``afm_local_tenant`` (postgres.py makes it).
+    Migration("m005_row_level_security", _row_level_security(_RLS_M005), dialects=("postgresql",)),
+    # Images and files of messages, per tenant: each file's bytes stored once per tenant by sha256
+    # (``attachments``; never shared between tenants), a message's parts in order in
+    # ``message_attachments`` (an http(s) image is a URL, no bytes), and a count on the message row so
+    # that catching up reads the parts only when there are some. Erasing a session deletes its parts and
+    # the tenant's files that no other of its messages sends (store/tenant.py).
     Migration(
-        "m005_row_level_security",
-        ";".join(
-            f"""
-            ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
-            ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
-            CREATE POLICY tenant_rows ON {table}
-                USING (tenant_id = current_setting('app.tenant', true))
-                WITH CHECK (tenant_id = current_setting('app.tenant', true))
-            """
-            for table in TENANT_TABLES
-        ),
-        dialects=("postgresql",),
+        "m006_attachments",
+        """
+        CREATE TABLE attachments (
+            tenant_id  TEXT NOT NULL,
+            sha256     TEXT NOT NULL,
+            data       {blob} NOT NULL,
+            PRIMARY KEY (tenant_id, sha256)
+        );
+        CREATE TABLE message_attachments (
+            tenant_id   TEXT NOT NULL,
+            session_id  TEXT NOT NULL,
+            seq         INTEGER NOT NULL,
+            position    INTEGER NOT NULL,
+            part        TEXT NOT NULL,
+            sha256      TEXT,
+            url         TEXT,
+            detail      TEXT NOT NULL,
+            filename    TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, session_id, seq, position),
+            FOREIGN KEY (session_id, seq) REFERENCES messages(session_id, seq) ON DELETE CASCADE,
+            FOREIGN KEY (tenant_id, sha256) REFERENCES attachments(tenant_id, sha256)
+        );
+        CREATE INDEX message_attachments_by_file ON message_attachments(tenant_id, sha256);
+        ALTER TABLE messages ADD COLUMN attachments INTEGER NOT NULL DEFAULT 0
+    """,
     ),
+    # The same row-level security as the other tenant tables (m005) on the two new ones.
+    Migration("m007_attachments_row_level_security", _row_level_security(_RLS_M007), dialects=("postgresql",)),
 )
 
 MIGRATIONS_TABLE = "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied {real} NOT NULL)"

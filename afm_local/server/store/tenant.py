@@ -1,4 +1,5 @@
-"""One tenant's view of the store: every statement on sessions, messages and artifacts names the tenant.
+"""One tenant's view of the store: every statement on sessions, messages, attachments and artifacts names
+the tenant.
 
 The scoping lives here, in the store, and nowhere else: a route holds a ``TenantStore`` for the key that
 called it and has no way to name another tenant's rows. On PostgreSQL the same tenant is also set on
@@ -11,19 +12,25 @@ it (``load_artifact``), so sharing within a tenant costs a row, not a model run.
 between tenants (docs/server.md says why). An artifact is only written while its session exists: one
 that a background job finishes after its session was erased is dropped.
 
+A message's images and files are stored with it: each file's bytes once per tenant by sha256
+(``attachments``), the message's parts in order (``message_attachments``). Erasing a session erases its
+parts and the tenant's files that no other of its messages sends; nothing is shared between tenants.
+
 Quotas (``Quota``) are checked in the writing transaction from the tenant's session rows (their
-``next_seq`` and ``bytes``). On SQLite writers take turns, so the check is exact; on PostgreSQL two
-appends racing on different sessions may both pass, so a quota can be overrun by the number of
-requests in flight.
+``next_seq`` and ``bytes``; a message's bytes are its text's and its attachments'). On SQLite writers
+take turns, so the check is exact; on PostgreSQL two appends racing on different sessions may both pass,
+so a quota can be overrun by the number of requests in flight.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ...core.errors import QuotaExceeded, UnknownSession
+from ...core.parts import Attachment
 from .base import Executor, Transactions, new_session_id, valid_session_id
 
 
@@ -38,6 +45,11 @@ class Quota:
 
 def _message_row(r: Any) -> dict[str, Any]:
     return {"seq": r[0], "id": r[1], "role": r[2], "content": r[3], "importance": r[4], "created": r[5]}
+
+
+def _attachment(r: Sequence[Any]) -> Attachment:
+    """A stored part (``part, url, detail, filename, data``) as the record a turn carries."""
+    return Attachment(r[0], bytes(r[4]) if r[4] is not None else b"", r[1] or "", r[2], r[3])
 
 
 class TenantStore:
@@ -87,12 +99,20 @@ class TenantStore:
     # ------------------------------------------------------------------ messages
 
     def append_message(
-        self, session_id: str, message_id: str, role: str, content: str, importance: str | None
+        self,
+        session_id: str,
+        message_id: str,
+        role: str,
+        content: str,
+        importance: str | None,
+        attachments: Sequence[Attachment] = (),
     ) -> dict[str, Any]:
-        """Append one message at the session's next position; returns the row once it is committed."""
+        """Append one message (and its attachments) at the session's next position; returns the row once it
+        is committed."""
         if not valid_session_id(session_id):
             raise UnknownSession(session_id)
-        created, size = time.time(), len(content.encode("utf-8", "surrogatepass"))
+        created = time.time()
+        size = len(content.encode("utf-8", "surrogatepass")) + sum(len(a.data) for a in attachments)
         with self._tx(write=True) as db:
             self._check_room(db, size)
             taken = db.execute(
@@ -104,10 +124,11 @@ class TenantStore:
                 raise UnknownSession(session_id)
             seq = int(taken[0][0])
             db.execute(
-                "INSERT INTO messages (tenant_id, session_id, seq, message_id, role, content, importance, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (self.tenant, session_id, seq, message_id, role, content, importance, created),
+                "INSERT INTO messages (tenant_id, session_id, seq, message_id, role, content, importance, created, "
+                "attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (self.tenant, session_id, seq, message_id, role, content, importance, created, len(attachments)),
             )
+            self._insert_attachments(db, session_id, seq, attachments)
         return {
             "session_id": session_id,
             "seq": seq,
@@ -116,7 +137,24 @@ class TenantStore:
             "content": content,
             "importance": importance,
             "created": created,
+            "attachments": tuple(attachments),
         }
+
+    def _insert_attachments(self, db: Executor, session_id: str, seq: int, attachments: Sequence[Attachment]) -> None:
+        """Each file's bytes once per tenant by sha256, then the message's parts in order."""
+        for position, a in enumerate(attachments):
+            sha256 = None if a.is_reference else a.sha256
+            if sha256 is not None:
+                db.execute(
+                    "INSERT INTO attachments (tenant_id, sha256, data) VALUES (?, ?, ?) "
+                    "ON CONFLICT (tenant_id, sha256) DO NOTHING",
+                    (self.tenant, sha256, a.data),
+                )
+            db.execute(
+                "INSERT INTO message_attachments (tenant_id, session_id, seq, position, part, sha256, url, detail, "
+                "filename) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (self.tenant, session_id, seq, position, a.part, sha256, a.url or None, a.detail, a.filename),
+            )
 
     def _check_room(self, db: Executor, size: int) -> None:
         if self.quota.messages is None and self.quota.bytes is None:
@@ -126,7 +164,8 @@ class TenantStore:
             raise QuotaExceeded(f"this tenant already stores {used['messages']} messages, its quota (--quota-messages)")
         if self.quota.bytes is not None and used["bytes"] + size > self.quota.bytes:
             raise QuotaExceeded(
-                f"this message ({size} bytes) would take the tenant past its {self.quota.bytes} bytes (--quota-bytes)"
+                f"this message ({size} bytes, attachments included) would take the tenant past its "
+                f"{self.quota.bytes} bytes (--quota-bytes)"
             )
 
     def messages_since(self, session_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]] | None:
@@ -136,14 +175,29 @@ class TenantStore:
             return None
         with self._tx(write=False) as db:  # one round trip: this runs before every use of a session
             rows = db.execute(
-                "SELECT s.next_seq, m.seq, m.message_id, m.role, m.content, m.importance, m.created "
+                "SELECT s.next_seq, m.seq, m.message_id, m.role, m.content, m.importance, m.created, m.attachments "
                 "FROM sessions s LEFT JOIN messages m ON m.tenant_id = s.tenant_id AND m.session_id = s.id "
                 "AND m.seq >= ? WHERE s.tenant_id = ? AND s.id = ? ORDER BY m.seq",
                 (since, self.tenant, session_id),
             ).fetchall()
+            parts = self._parts(db, session_id, since) if any(r[7] for r in rows if r[1] is not None) else {}
         if not rows:
             return None
-        return int(rows[0][0]), [_message_row(r[1:]) for r in rows if r[1] is not None]
+        found = [_message_row(r[1:]) for r in rows if r[1] is not None]
+        return int(rows[0][0]), [{**row, "attachments": tuple(parts.get(row["seq"], ()))} for row in found]
+
+    def _parts(self, db: Executor, session_id: str, since: int) -> dict[int, list[Attachment]]:
+        """The attachments of the session's messages from ``since`` on, by seq (a second read, only when the
+        message rows say there are some)."""
+        parts: dict[int, list[Attachment]] = {}
+        for r in db.execute(
+            "SELECT ma.seq, ma.part, ma.url, ma.detail, ma.filename, a.data FROM message_attachments ma "
+            "LEFT JOIN attachments a ON a.tenant_id = ma.tenant_id AND a.sha256 = ma.sha256 "
+            "WHERE ma.tenant_id = ? AND ma.session_id = ? AND ma.seq >= ? ORDER BY ma.seq, ma.position",
+            (self.tenant, session_id, since),
+        ).fetchall():
+            parts.setdefault(int(r[0]), []).append(_attachment(r[1:]))
+        return parts
 
     # ------------------------------------------------------------------ artifacts
 
@@ -178,23 +232,30 @@ class TenantStore:
     # ------------------------------------------------------------------ erasure
 
     def erase_session(self, session_id: str) -> bool:
-        """Delete the session, its messages and its artifacts, then scrub the freed bytes; ``False`` when
-        the tenant has no such session."""
+        """Delete the session, its messages, their attachments (the files no other message of the tenant
+        sends) and its artifacts, then scrub the freed bytes; ``False`` when the tenant has no such session."""
         if not valid_session_id(session_id):
             return False
         with self._tx(write=True) as db:
-            for table, column in (("artifacts", "session_id"), ("messages", "session_id"), ("sessions", "id")):
+            tables = (("artifacts", "session_id"), ("message_attachments", "session_id"), ("messages", "session_id"))
+            for table, column in (*tables, ("sessions", "id")):
                 deleted = db.execute(
                     f"DELETE FROM {table} WHERE tenant_id = ? AND {column} = ?", (self.tenant, session_id)
                 ).rowcount
+            db.execute(
+                "DELETE FROM attachments WHERE tenant_id = ? AND NOT EXISTS (SELECT 1 FROM message_attachments ma "
+                "WHERE ma.tenant_id = attachments.tenant_id AND ma.sha256 = attachments.sha256)",
+                (self.tenant,),
+            )
         if deleted:
             self._store.scrub()
         return deleted > 0
 
     def erase(self) -> int:
-        """Delete every session, message and artifact of the tenant, then scrub; returns the sessions erased."""
+        """Delete every session, message, attachment and artifact of the tenant, then scrub; returns the
+        sessions erased."""
         with self._tx(write=True) as db:
-            for table in ("artifacts", "messages", "sessions"):
+            for table in ("artifacts", "message_attachments", "attachments", "messages", "sessions"):
                 deleted = db.execute(f"DELETE FROM {table} WHERE tenant_id = ?", (self.tenant,)).rowcount
         self._store.scrub()
         return int(deleted)
