@@ -29,6 +29,10 @@ FILES = {
     "topical_chat": "topical_chat.jsonl.gz",
     "casino": "casino.jsonl",
     "ru_anekdot_dialogues": "ru_anekdot_dialogues.jsonl",
+    "circa": "circa.jsonl",
+    "redial_subset": "redial_subset.jsonl",
+    "arena_hard_prompts": "arena_hard_prompts.jsonl",
+    "arena_hard_prompts_ru": "arena_hard_prompts_ru.jsonl",
 }
 
 
