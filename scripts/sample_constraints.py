@@ -28,7 +28,8 @@ hold more than ``DESIGN_SHARE`` (34%) of a split's: the issue's limit is 40%, an
 
 Every dialogue lies wholly in one split (``split_of`` of the first sample: the same hash, so a dialogue of both samples
 is in the same split; a Circa dialogue by its question, see ``split_for``), and a MultiWOZ dialogue appears in English
-or in its Russian translation, never both, as in the first sample. Writes ``data/real2/items.jsonl`` (ids, roles, splits, pools and batch groups; no text) and, under
+or in its Russian translation, never both, as in the first sample. Writes ``data/real2/items.jsonl`` (ids, roles,
+splits, pools and batch groups; no text) and, under
 ``--out``, ``batches/batch_NN.jsonl`` for the annotators (id, role, lang, text and the previous message; text
 cut at 3,000 characters). Batch files hold third-party text and are never committed.
 """
@@ -62,11 +63,13 @@ PREF_RE = re.compile(
     r"\b(?:i|we) " + _ADV + r"(?:like|love|enjoy|adore|prefer|hate|dislike|detest|despise|loathe|avoid|refuse|"
     r"stand|eat|drink|watch|read|listen|smoke|fly|drive|handle|tolerate|afford|stick (?:to|with)|stay away|"
     r"go for|care for|mind|tend to)\b|"
-    r"\b(?:i'?m|i am|we'?re|we are) (?:not |really |just |a bit |very |so |quite |more of |also |)*(?:a (?:big |huge |real )?fan|"
+    r"\b(?:i'?m|i am|we'?re|we are) (?:not |really |just |a bit |very |so |quite |more of |also |)*"
+    r"(?:a (?:big |huge |real )?fan|"
     r"into|big on|much of a|allergic|intolerant|vegetarian|vegan|pescatarian|diabetic|pregnant|sober|celiac|coeliac|"
     r"scared of|afraid of|terrified of|partial to|picky|a (?:cat|dog|morning|night|book|movie|music) person)\b|"
     r"\b(?:i|we)(?:'d| would) (?:much |really )?rather\b|\bmy (?:all[- ]time )?(?:favou?rite|fave)s?\b|"
-    r"\bnot (?:a fan of|my thing|my cup of tea|into|big on|for me)\b|\bno (?:meat|pork|alcohol|dairy|nuts|gluten) for\b|"
+    r"\bnot (?:a fan of|my thing|my cup of tea|into|big on|for me)\b|"
+    r"\bno (?:meat|pork|alcohol|dairy|nuts|gluten) for\b|"
     r"allerg|intoleran|celiac|coeliac|gluten|lactose|diabet|vegetarian|vegan|pescatarian|kosher|halal|wheelchair|"
     r"\bsober\b|teetotal|"
     # Russian
@@ -77,7 +80,8 @@ PREF_RE = re.compile(
     r"аллерги|непереносим|вегетариан|веган|диабет|\bмо(?:й|я|и|ё|е) любим|инвалидн|на коляске|"
     r"никогда не (?:ем|пью|смотрю|читаю|летаю|езжу|хожу|курю)|"
     # a Russian verb in the first person needs no pronoun ("Обожаю фантастику", "Не ем мясо")
-    r"\b(?:не )?(?:люблю|обожаю|ненавижу|предпочитаю|избегаю|переношу|выношу|терплю|употребляю)\b|\bне (?:ем|пью|курю)\b|"
+    r"\b(?:не )?(?:люблю|обожаю|ненавижу|предпочитаю|избегаю|переношу|выношу|терплю|употребляю)\b|"
+    r"\bне (?:ем|пью|курю)\b|"
     r"\bбоюсь (?:летать|высоты|собак|кошек|воды|темноты)|\bбез (?:мяса|сахара|глютена|лактозы|алкоголя|орехов)\b",
     re.IGNORECASE,
 )
@@ -93,19 +97,25 @@ CIRCA_QUESTION_RE = re.compile(
 )
 # An opinion about, or experience of, one particular thing (the ``social`` pool), when PREF_RE does not fire.
 OPINION_RE = re.compile(
-    r"\b(?:i|we) (?:have |had |'ve |just |really |also |actually |never |)*(?:saw|seen|watched|read|heard|think|thought|"
+    r"\b(?:i|we) (?:have |had |'ve |just |really |also |actually |never |)*"
+    r"(?:saw|seen|watched|read|heard|think|thought|"
     r"guess|believe|found|liked|loved|enjoyed|hated|disliked|tried|went|remember)\b|"
-    r"\b(?:it|that|this|which|she|he|they)(?: was|'s| is| were| are) (?:so |really |pretty |very |kind of |kinda |a bit |"
+    r"\b(?:it|that|this|which|she|he|they)(?: was|'s| is| were| are) "
+    r"(?:so |really |pretty |very |kind of |kinda |a bit |"
     r"not |)*(?:good|great|ok|okay|awesome|amazing|funny|boring|terrible|awful|cool|interesting|scary|sad|fun|weird|"
     r"crazy|nice|bad|overrated|underrated)\b|"
-    r"\bя (?:тоже |уже |вчера |)*(?:видел|видела|смотрел|смотрела|думаю|читал|читала|слышал|слышала|пробовал|пробовала)\b|"
-    r"\b(?:было|был|была|это) (?:очень |так |)*(?:здорово|отлично|хорошо|скучно|интересно|смешно|ужасно|классно|плохо)\b",
+    r"\bя (?:тоже |уже |вчера |)*"
+    r"(?:видел|видела|смотрел|смотрела|думаю|читал|читала|слышал|слышала|пробовал|пробовала)\b|"
+    r"\b(?:было|был|была|это) (?:очень |так |)*"
+    r"(?:здорово|отлично|хорошо|скучно|интересно|смешно|ужасно|классно|плохо)\b",
     re.IGNORECASE,
 )
 # An assistant turn that mentions preferences or constraints: the hard negatives (and the rare positives) among them.
 ASSISTANT_RE = re.compile(
-    PREF_RE.pattern + "|" + CANDIDATE_RE.pattern + r"|\byou(?:'d| would)? (?:like|prefer|love|enjoy|hate|mentioned|said)\b|"
-    r"\byour (?:preference|favou?rite|taste|diet|allerg|budget|requirement)|\bnoted\b|\bi'?ll (?:make sure|keep|remember|"
+    PREF_RE.pattern + "|" + CANDIDATE_RE.pattern
+    + r"|\byou(?:'d| would)? (?:like|prefer|love|enjoy|hate|mentioned|said)\b|"
+    r"\byour (?:preference|favou?rite|taste|diet|allerg|budget|requirement)|\bnoted\b|"
+    r"\bi'?ll (?:make sure|keep|remember|"
     r"avoid|only|stick)|from now on|\bпредпочита|\bучту\b|\bзапомню\b|ваш(?:и|е|его)? (?:предпочтени|любим)",
     re.IGNORECASE,
 )
