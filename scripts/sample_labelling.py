@@ -31,13 +31,17 @@ import re
 from pathlib import Path
 
 from scripts.common import ROOT
-from scripts.corpora import FILES, Turn, dialogues, family, previous, split_of, unit
+from scripts.corpora import Turn, dialogues, family, previous, split_of, unit
 
 ITEMS = ROOT / "data" / "real" / "items.jsonl"
 QUOTAS = {  # random pool, items per corpus (MultiWOZ shared between its English and Russian files)
     "oasst_en100": 313, "dolly_subset": 302, "hh_rlhf_harmless_test": 500, "topical_chat": 500, "casino": 500,
     "multiwoz": 800, "sgd": 300, "taskmaster4": 250, "ru_anekdot_dialogues": 400,
 }
+# The corpora of this (first) sample. scripts/corpora.py has since gained more (circa, redial_subset, the arena
+# prompts: scripts/sample_constraints.py samples them); pinning the list keeps this sample regenerable byte for byte.
+ROUND_ONE_CORPORA = ("multiwoz22", "multiwoz22_ru_mt", "sgd", "taskmaster4", "oasst_en100", "dolly_subset",
+                     "hh_rlhf_harmless_test", "topical_chat", "casino", "ru_anekdot_dialogues")
 CANDIDATES = 1300
 CANDIDATE_PER_CORPUS = 220
 HUMAN_BOTH_SIDES = ("casino", "topical_chat", "ru_anekdot_dialogues")  # "assistant" is a person here too
@@ -105,7 +109,7 @@ def matching_pool(rng: random.Random, exclude: set[str], pattern: re.Pattern[str
     """First-person turns by a person that ``pattern`` finds, not sampled before: at most ``per_corpus``
     from each corpus family, ``total`` in all, shuffled."""
     by_corpus: dict[str, list[Turn]] = {}
-    for corpus in FILES:
+    for corpus in ROUND_ONE_CORPORA:
         for dialogue_id, turns in dialogues(corpus).items():
             if not eligible(corpus, dialogue_id):
                 continue
@@ -133,11 +137,12 @@ def dense_pool(rng: random.Random, exclude: set[str]) -> list[Turn]:
     return matching_pool(rng, exclude, DENSE_RE, WAVE2_PER_CORPUS, WAVE2)
 
 
-def write_batches(folder: Path, turns: list[Turn]) -> None:
+def write_batches(folder: Path, turns: list[Turn], size: int = BATCH, name: str = "batch_{}.jsonl") -> None:
+    """The annotators' files: ``size`` items each (id, role, lang, text and the previous message as context)."""
     folder.mkdir(parents=True, exist_ok=True)
-    for b in range(0, len(turns), BATCH):
-        with (folder / f"batch_{b // BATCH + 1}.jsonl").open("w", encoding="utf-8") as fh:
-            for t in turns[b:b + BATCH]:
+    for b in range(0, len(turns), size):
+        with (folder / name.format(b // size + 1)).open("w", encoding="utf-8") as fh:
+            for t in turns[b:b + size]:
                 prev = previous(t)
                 row = {"id": t.id, "role": t.role, "lang": t.lang, "text": show(t.text),
                        "prev": {"role": prev.role, "text": show(prev.text)} if prev else None}

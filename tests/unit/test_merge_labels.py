@@ -1,0 +1,104 @@
+"""Merging two annotators' labels and an adjudicator's into gold labels, second-sample layout (no corpus needed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from scripts import corpora, merge_labels, sample_labelling
+from scripts.corpora import Turn
+
+
+def _write(path: Path, rows: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def _items(data: Path) -> list[dict]:
+    items = [{"id": f"casino|d{k}|0", "corpus": "casino", "role": "user", "lang": "en", "split": "test",
+              "pool": "pref", "group": 1} for k in range(4)]
+    items += [{"id": f"multiwoz22_ru_mt|m{k}|1", "corpus": "multiwoz22_ru_mt", "role": "assistant", "lang": "ru",
+               "split": "train", "pool": "random", "group": 2} for k in range(3)]
+    _write(data / "items.jsonl", items)
+    return items
+
+
+def _labels(folder: Path, name: str, group: int, labels: dict[str, str], **extra) -> None:
+    _write(folder / name / f"batch_{group:02d}.jsonl",
+           [{"id": i, "label": lab, "unsure": 0, **extra.get(i, {})} for i, lab in labels.items()])
+
+
+def test_gold_label():
+    assert merge_labels.gold_label("CRITICAL", "CRITICAL", None) == "CRITICAL"
+    assert merge_labels.gold_label("CRITICAL", "RELEVANT", "RELEVANT") == "RELEVANT"
+    assert merge_labels.gold_label("CRITICAL", "RELEVANT", "TRIVIAL") == "TRIVIAL"  # three-way split: adjudicator
+    with pytest.raises(ValueError):
+        merge_labels.gold_label("CRITICAL", "RELEVANT", None)
+
+
+def _two_batches(labels: Path) -> None:
+    c = [f"casino|d{k}|0" for k in range(4)]
+    m = [f"multiwoz22_ru_mt|m{k}|1" for k in range(3)]
+    _labels(labels, "ann1", 1, {c[0]: "CRITICAL", c[1]: "CRITICAL", c[2]: "RELEVANT", c[3]: "TRIVIAL"},
+            **{c[1]: {"unsure": 1, "flag": "offensive"}})
+    _labels(labels, "ann2", 1, {c[0]: "CRITICAL", c[1]: "RELEVANT", c[2]: "RELEVANT", c[3]: "TRIVIAL"})
+    _labels(labels, "ann3", 2, {m[0]: "RELEVANT", m[1]: "RELEVANT", m[2]: "TRIVIAL"})
+    _labels(labels, "ann1", 2, {m[0]: "RELEVANT", m[1]: "RELEVANT", m[2]: "TRIVIAL"})
+
+
+def test_merge_second(tmp_path):
+    data, labels = tmp_path / "data", tmp_path / "labels"
+    _items(data)
+    _two_batches(labels)
+    with pytest.raises(SystemExit, match="1 disagreements and no"):
+        merge_labels.merge_second(labels, data)
+    _labels(labels, "adj", 1, {"casino|d1|0": "CRITICAL"})
+    agreement = merge_labels.merge_second(labels, data)
+    rows = {r["id"]: r for r in map(json.loads, (data / "labels.jsonl").read_text().splitlines())}
+    assert rows["casino|d1|0"] == {"id": "casino|d1|0", "label": "CRITICAL", "a": "CRITICAL", "b": "RELEVANT",
+                                   "adj": "CRITICAL", "unsure": 1, "flags": ["offensive"]}
+    assert rows["casino|d0|0"]["adj"] is None and rows["casino|d0|0"]["label"] == "CRITICAL"
+    assert agreement["groups"]["1"]["annotators"] == ["ann1", "ann2"]
+    assert agreement["groups"]["2"]["annotators"] == ["ann1", "ann3"]
+    assert agreement["groups"]["1"]["agreement"] == pytest.approx(0.75)
+    assert agreement["groups"]["1"]["critical"]["positive_agreement"] == pytest.approx(2 / 3)
+    assert agreement["groups"]["2"]["kappa"] == 1.0
+    assert agreement["all"]["n"] == 7 and agreement["all"]["adjudicated"] == 1
+    assert agreement["lang ru"]["n"] == 3 and agreement["corpus multiwoz"]["n"] == 3
+    assert agreement["gold"] == {"CRITICAL": 2, "RELEVANT": 3, "TRIVIAL": 2}
+    assert agreement["gold_critical_by_split"]["test"] == {"casino": 2}
+    assert json.loads((data / "agreement.json").read_text())["all"]["kappa"] == agreement["all"]["kappa"]
+
+
+def test_merge_second_checks_files(tmp_path):
+    data, labels = tmp_path / "data", tmp_path / "labels"
+    _items(data)
+    _two_batches(labels)
+    _labels(labels, "ann2", 2, {"multiwoz22_ru_mt|m0|1": "RELEVANT"})
+    with pytest.raises(SystemExit, match="more than two"):
+        merge_labels.merge_second(labels, data)
+    (labels / "ann2" / "batch_02.jsonl").unlink()
+    _labels(labels, "ann2", 1, {"casino|d0|0": "critical"})
+    with pytest.raises(SystemExit, match="label must be one of"):
+        merge_labels.merge_second(labels, data)
+    _labels(labels, "ann2", 1, {"casino|d0|0": "CRITICAL"})
+    with pytest.raises(SystemExit, match="3 items without a label"):
+        merge_labels.merge_second(labels, data)
+    _two_batches(labels)
+    (labels / "ann3" / "batch_02.jsonl").unlink()
+    with pytest.raises(SystemExit, match="batch_02.jsonl"):
+        merge_labels.merge_second(labels, data)
+
+
+def test_adjudication_batches_hold_only_the_disagreements(tmp_path, monkeypatch):
+    data, labels, out = tmp_path / "data", tmp_path / "labels", tmp_path / "adjudication"
+    _items(data)
+    _two_batches(labels)
+    monkeypatch.setattr(corpora, "turn", lambda i: Turn(*i.split("|")[:2], int(i.split("|")[2]), "user", "text", "en"))
+    monkeypatch.setattr(sample_labelling, "previous", lambda t: None)
+    assert merge_labels.write_adjudication(labels, out, data) == 1
+    rows = [json.loads(line) for line in (out / "batch_01.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["casino|d1|0"] and "label" not in rows[0]
+    assert not (out / "batch_02.jsonl").exists()
