@@ -1,7 +1,8 @@
 """What the benchmark and training scripts share: repository paths, JSONL, classification metrics,
 the scenario set and its constraint check, the headline report. Scripts run as modules from the
 repository root (``python -m scripts.bench_speed``); they import the shared modules (this one,
-``corpora.py`` for the third-party dialogues, ``pgcluster.py``), never each other.
+``corpora.py`` for the third-party dialogues, ``labelling.py`` for the labelling samples, ``pgcluster.py``),
+never each other.
 """
 
 from __future__ import annotations

@@ -177,8 +177,8 @@ def batch_pairs(labels_dir: Path, items: list[dict]) -> dict[int, tuple[tuple[st
 
 def write_adjudication(labels_dir: Path, folder: Path, data: Path) -> int:
     """The items a and b disagree on, per finished batch, with text and context but no labels."""
-    from scripts.sample_labelling import write_batches
     from scripts.corpora import turn
+    from scripts.labelling import write_batches
 
     if ROOT in folder.resolve().parents or folder.resolve() == ROOT:
         raise SystemExit("the adjudication folder must lie outside the repository: it holds third-party text")

@@ -41,12 +41,12 @@ import json
 import random
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from scripts.common import ROOT, load_jsonl
 from scripts.corpora import SPLITS, Turn, dialogues, family, previous, split_of
-from scripts.sample_labelling import CANDIDATE_RE, FIRST_PERSON_RE, SHOW_CHARS, eligible, item_row, write_batches
+from scripts.labelling import CANDIDATE_RE, FIRST_PERSON_RE, SHOW_CHARS, eligible, item_row, write_batches
 
 ITEMS = ROOT / "data" / "real2" / "items.jsonl"
 ROUND_ONE = ROOT / "data" / "real" / "items.jsonl"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts import corpora, merge_labels, sample_labelling
+from scripts import corpora, labelling, merge_labels
 from scripts.corpora import Turn
 
 
@@ -97,7 +97,7 @@ def test_adjudication_batches_hold_only_the_disagreements(tmp_path, monkeypatch)
     _items(data)
     _two_batches(labels)
     monkeypatch.setattr(corpora, "turn", lambda i: Turn(*i.split("|")[:2], int(i.split("|")[2]), "user", "text", "en"))
-    monkeypatch.setattr(sample_labelling, "previous", lambda t: None)
+    monkeypatch.setattr(labelling, "previous", lambda t: None)
     assert merge_labels.write_adjudication(labels, out, data) == 1
     rows = [json.loads(line) for line in (out / "batch_01.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == ["casino|d1|0"] and "label" not in rows[0]
