@@ -53,9 +53,9 @@ def test_merge_second(tmp_path):
     _items(data)
     _two_batches(labels)
     with pytest.raises(SystemExit, match="1 disagreements and no"):
-        merge_labels.merge_second(labels, data)
+        merge_labels.merge_second(labels, merge_labels.second_sample(data))
     _labels(labels, "adj", 1, {"casino|d1|0": "CRITICAL"})
-    agreement = merge_labels.merge_second(labels, data)
+    agreement = merge_labels.merge_second(labels, merge_labels.second_sample(data))
     rows = {r["id"]: r for r in map(json.loads, (data / "labels.jsonl").read_text().splitlines())}
     assert rows["casino|d1|0"] == {"id": "casino|d1|0", "label": "CRITICAL", "a": "CRITICAL", "b": "RELEVANT",
                                    "adj": "CRITICAL", "unsure": 1, "flags": ["offensive"]}
@@ -78,18 +78,18 @@ def test_merge_second_checks_files(tmp_path):
     _two_batches(labels)
     _labels(labels, "ann2", 2, {"multiwoz22_ru_mt|m0|1": "RELEVANT"})
     with pytest.raises(SystemExit, match="more than two"):
-        merge_labels.merge_second(labels, data)
+        merge_labels.merge_second(labels, merge_labels.second_sample(data))
     (labels / "ann2" / "batch_02.jsonl").unlink()
     _labels(labels, "ann2", 1, {"casino|d0|0": "critical"})
     with pytest.raises(SystemExit, match="label must be one of"):
-        merge_labels.merge_second(labels, data)
+        merge_labels.merge_second(labels, merge_labels.second_sample(data))
     _labels(labels, "ann2", 1, {"casino|d0|0": "CRITICAL"})
     with pytest.raises(SystemExit, match="3 items without a label"):
-        merge_labels.merge_second(labels, data)
+        merge_labels.merge_second(labels, merge_labels.second_sample(data))
     _two_batches(labels)
     (labels / "ann3" / "batch_02.jsonl").unlink()
     with pytest.raises(SystemExit, match="batch_02.jsonl"):
-        merge_labels.merge_second(labels, data)
+        merge_labels.merge_second(labels, merge_labels.second_sample(data))
 
 
 def test_adjudication_batches_hold_only_the_disagreements(tmp_path, monkeypatch):
@@ -98,7 +98,36 @@ def test_adjudication_batches_hold_only_the_disagreements(tmp_path, monkeypatch)
     _two_batches(labels)
     monkeypatch.setattr(corpora, "turn", lambda i: Turn(*i.split("|")[:2], int(i.split("|")[2]), "user", "text", "en"))
     monkeypatch.setattr(labelling, "previous", lambda t: None)
-    assert merge_labels.write_adjudication(labels, out, data) == 1
+    assert merge_labels.write_adjudication(labels, out, merge_labels.second_sample(data)) == 1
     rows = [json.loads(line) for line in (out / "batch_01.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == ["casino|d1|0"] and "label" not in rows[0]
     assert not (out / "batch_02.jsonl").exists()
+
+
+def test_relabelling_keeps_pending_disagreements_out(tmp_path):
+    """The first sample relabelled: ids from the rb batches, v1 beside v2, a disagreement not yet adjudicated is
+    written with label null (and adjudicated later by the same files)."""
+    real, batches, labels = tmp_path / "real", tmp_path / "relabel", tmp_path / "labels"
+    items = _items(real)
+    _write(real / "labels.jsonl", [{"id": it["id"], "label": "RELEVANT"} for it in items])
+    chosen = [it["id"] for it in items[:3]]
+    _write(batches / "rb_01.jsonl", [{"id": i, "text": "not read"} for i in chosen])
+    for name, third in (("rl1", "CRITICAL"), ("rl2", "RELEVANT")):
+        _write(labels / name / "rb_01.jsonl", [{"id": i, "label": lab, "unsure": 0}
+                                                for i, lab in zip(chosen, ["CRITICAL", "TRIVIAL", third])])
+    sample = merge_labels.relabelled_sample(batches, real)
+    agreement = merge_labels.merge_second(labels, sample)
+    rows = {r["id"]: r for r in map(json.loads, (real / "labels_v2.jsonl").read_text().splitlines())}
+    assert list(rows) == chosen
+    assert rows[chosen[0]]["label"] == "CRITICAL" and rows[chosen[0]]["v1"] == "RELEVANT"
+    assert rows[chosen[2]]["label"] is None and rows[chosen[2]]["adj"] is None
+    assert agreement["all"]["pending"] == 1 and agreement["gold"]["pending"] == 1
+    assert agreement["from_v1"] == {"RELEVANT -> CRITICAL": 1, "RELEVANT -> TRIVIAL": 1, "RELEVANT -> pending": 1}
+    assert (real / "agreement_v2.json").is_file() and not (real / "agreement.json").exists()
+    _write(labels / "adj" / "rb_01.jsonl", [{"id": chosen[2], "label": "RELEVANT", "unsure": 0}])
+    merge_labels.merge_second(labels, sample)
+    rows = {r["id"]: r for r in map(json.loads, (real / "labels_v2.jsonl").read_text().splitlines())}
+    assert rows[chosen[2]]["label"] == "RELEVANT" and rows[chosen[2]]["adj"] == "RELEVANT"
+    _write(batches / "rb_02.jsonl", [{"id": "casino|unknown|0"}])
+    with pytest.raises(SystemExit, match="is not a turn of"):
+        merge_labels.relabelled_sample(batches, real)
