@@ -26,7 +26,8 @@ the adjudicator's label).
   ids are read, nothing else), labelled into ``LABELS_DIR/<annotator>/rb_NN.jsonl`` the same way. Writes
   ``data/real/labels_v2.jsonl`` (the rows above plus ``v1``, the version 1 gold label) and ``agreement_v2.json``
   (with ``from_v1``, how the labels moved). A disagreement whose ``adj/rb_NN.jsonl`` is not there yet gets
-  ``label`` null: training and evaluation leave it out until it is adjudicated.
+  ``label`` null: training and evaluation leave it out until it is adjudicated; so does every turn of a batch that
+  lacks its two annotators (``rb_05``, scripts/sample_relabel.py).
 """
 
 from __future__ import annotations
@@ -276,11 +277,16 @@ def merge_second(labels_dir: Path, sample: Sample) -> dict:
     """Gold labels and agreement of a sample in the per-annotator layout (written to ``sample.out``)."""
     pairs = batch_pairs(labels_dir, sample)
     waiting = [sample.batch_name(g) for g, p in pairs.items() if p is None]
-    if waiting:
+    if waiting and not sample.pending_ok:
         raise SystemExit(f"{len(waiting)} batches lack two annotators' labels: {', '.join(waiting)}")
     rows, agreement, slices = [], {"groups": {}}, defaultdict(lambda: ([], []))
-    for group, ((name_a, a), (name_b, b)) in pairs.items():  # type: ignore[misc]
+    for group, pair in pairs.items():
         ids = [it for it in sample.items if it["group"] == group]
+        if pair is None:  # not labelled yet: every turn pending
+            agreement["groups"][str(group)] = {"annotators": [], "n": len(ids), "waiting": True}
+            rows += [gold_row(it["id"], {}, {}, {}, sample) for it in ids]
+            continue
+        (name_a, a), (name_b, b) = pair
         disagree = [it["id"] for it in ids if a[it["id"]]["label"] != b[it["id"]]["label"]]
         adj = adjudications(labels_dir, sample, group, disagree)
         la, lb = [a[it["id"]]["label"] for it in ids], [b[it["id"]]["label"] for it in ids]
@@ -304,10 +310,12 @@ def merge_second(labels_dir: Path, sample: Sample) -> dict:
 
 
 def gold_row(i: str, a: dict, b: dict, adj: dict, sample: Sample) -> dict:
-    """One turn's gold row: its label (null while a disagreement awaits adjudication), a, b, adj, unsure, flags."""
-    x, y, third = a[i]["label"], b[i]["label"], adj[i]["label"] if i in adj else None
+    """One turn's gold row: its label (null while a disagreement awaits adjudication or the batch its annotators),
+    a, b, adj, unsure, flags."""
+    x, y = (a[i]["label"], b[i]["label"]) if i in a and i in b else (None, None)
+    third = adj[i]["label"] if i in adj else None
     raters = [r[i] for r in (a, b, adj) if i in r]
-    label = gold_label(x, y, third) if x == y or third else None
+    label = gold_label(x, y, third) if x and y and (x == y or third) else None
     row = {"id": i, "label": label, "a": x, "b": y, "adj": third,
            "unsure": sum(int(bool(r.get("unsure", 0))) for r in raters[:2]),
            "flags": sorted({r["flag"] for r in raters if r.get("flag")})}

@@ -128,6 +128,13 @@ def test_relabelling_keeps_pending_disagreements_out(tmp_path):
     merge_labels.merge_second(labels, sample)
     rows = {r["id"]: r for r in map(json.loads, (real / "labels_v2.jsonl").read_text().splitlines())}
     assert rows[chosen[2]]["label"] == "RELEVANT" and rows[chosen[2]]["adj"] == "RELEVANT"
-    _write(batches / "rb_02.jsonl", [{"id": "casino|unknown|0"}])
+    _write(batches / "rb_02.jsonl", [{"id": items[3]["id"]}])  # a batch nobody has labelled yet: pending
+    agreement = merge_labels.merge_second(labels, merge_labels.relabelled_sample(batches, real))
+    assert agreement["groups"]["2"] == {"annotators": [], "n": 1, "waiting": True}
+    rows = {r["id"]: r for r in map(json.loads, (real / "labels_v2.jsonl").read_text().splitlines())}
+    assert rows[items[3]["id"]] == {"id": items[3]["id"], "label": None, "a": None, "b": None, "adj": None,
+                                         "unsure": 0, "flags": [], "v1": "RELEVANT"}
+    assert agreement["all"]["n"] == 3 and agreement["gold"]["pending"] == 1
+    _write(batches / "rb_03.jsonl", [{"id": "casino|unknown|0"}])
     with pytest.raises(SystemExit, match="is not a turn of"):
         merge_labels.relabelled_sample(batches, real)
