@@ -7,8 +7,9 @@ The statements are real first-person turns (Circa answers, ReDial seekers, CaSiN
 speakers) from the dev or test split of the dialogue split; annotators choose the ones that state a
 standing like, dislike, need or refusal on their own, and write the later request where it matters
 (docs/long_questions.md, "Preference items"). An item is the statement as a user message, ``EXCHANGES``
-long unrelated real exchanges (OpenAssistant and Dolly requests with their answers), then the request.
-The repository keeps the statement's turn id and our request.
+long unrelated real exchanges (OpenAssistant and Dolly requests with their answers), then the request
+(``scripts.corpora.preference_items``, which the benchmarks read). The repository keeps the statement's turn id
+and our request.
 """
 
 from __future__ import annotations
@@ -19,15 +20,12 @@ import random
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
-from scripts.common import ROOT, content_stems, distinctive
+from scripts.common import content_stems, distinctive
 from scripts.corpora import Turn, dialogues, split_of, turn
 
-DATA = ROOT / "data" / "long_real"
 SOURCES = ("circa", "redial_subset", "casino", "topical_chat")
-EXCHANGES = 10
 MAX_CHARS = 300
 STATEMENT_RE = re.compile(
     r"\bi (?:really |just |absolutely )?(?:love|like|enjoy|prefer|hate|dislike|can'?t stand|avoid|never|always|only"
@@ -36,19 +34,6 @@ STATEMENT_RE = re.compile(
     re.IGNORECASE,
 )
 CANDIDATES_PER_SOURCE = 150
-
-
-@dataclass(frozen=True, slots=True)
-class Item:
-    statement: Turn
-    exchanges: list[list[Turn]]
-    question: str
-
-    def messages(self) -> list[dict[str, str]]:
-        out = [{"role": "user", "content": self.statement.text}]
-        for pair in self.exchanges:
-            out += [{"role": t.role, "content": t.text} for t in pair]
-        return out
 
 
 def candidates(split: str, rng: random.Random) -> list[Turn]:
@@ -61,26 +46,6 @@ def candidates(split: str, rng: random.Random) -> list[Turn]:
         out += rng.sample(found, min(CANDIDATES_PER_SOURCE, len(found)))
     rng.shuffle(out)
     return out
-
-
-def long_exchanges(split: str) -> list[list[Turn]]:
-    """A real request and its long answer (over 600 characters), from the split's assistant chats."""
-    out = []
-    for corpus in ("oasst_en100", "dolly_subset"):
-        for d, turns in dialogues(corpus).items():
-            pair = turns[:2]
-            if split_of(corpus, d) == split and [t.role for t in pair] == ["user", "assistant"] and len(pair[1].text) > 600:
-                out.append(pair)
-    return out
-
-
-def load(split: str) -> list[Item]:
-    """The items of ``split``: statements and requests from data/long_real, exchanges drawn by a seeded rng."""
-    rows = [json.loads(line) for line in (DATA / f"prefs_{split}.jsonl").read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-    pool = long_exchanges(split)
-    rng = random.Random(f"prefs:{split}")
-    return [Item(turn(r["statement"]), rng.sample(pool, EXCHANGES), r["question"]) for r in rows]
 
 
 def cmd_candidates(args: argparse.Namespace) -> None:
