@@ -1,4 +1,4 @@
-"""``afm-local``: pack a history, classify messages, manage models, serve.
+"""``afm-local``: pack a history, classify messages, manage models and API keys, serve.
 
 Errors are one line on stderr and exit code 2, naming the fix where there is one.
 """
@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -207,6 +208,20 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    try:
+        from .server.mcp import run_stdio
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        raise UsageError("afm-local mcp needs the MCP SDK: pip install 'afm-local[mcp]'") from None
+    from .server import ServerSettings
+
+    db_key = _key_from(args.db_key_env, "--db-key-env")
+    run_stdio(ServerSettings(db=args.db, db_key=db_key, threads=args.threads))
+    return 0
+
+
 def server_settings(args: argparse.Namespace) -> ServerSettings:
     """The one ``ServerSettings`` of ``afm-local serve``: the flags that were given, the settings' own
     defaults for the rest, the API keys read from the environment variables the flags name."""
@@ -218,9 +233,46 @@ def server_settings(args: argparse.Namespace) -> ServerSettings:
     return ServerSettings(
         **given,
         api_key=_key_from(args.api_key_env, "--api-key-env"),
+        db_key=_key_from(args.db_key_env, "--db-key-env"),
         upstream_api_key=_key_from(args.upstream_api_key_env, None),
         config=AFMConfig(compressor_model=args.compressor_model),
     )
+
+
+def _cmd_keys(args: argparse.Namespace) -> int:
+    """Create, list or revoke the API keys of tenants, straight in the store (no server needed)."""
+    from .server.auth import create_key
+    from .server.store import open_store
+
+    if args.action != "list" and not args.tenant:
+        raise UsageError(f"keys {args.action} needs --tenant NAME")
+    store = open_store(args.db, pool_size=1, encryption_key=_key_from(args.db_key_env, "--db-key-env"))
+    try:
+        if args.action == "create":
+            record, key = create_key(store.keys, args.tenant)
+            print(key)  # shown once: only its digest is stored
+            print(f"created key {record.key_id} for tenant {record.tenant}; it is not shown again", file=sys.stderr)
+        elif args.action == "revoke":
+            count = store.keys.revoke(args.tenant, args.key_id)
+            print(f"revoked {count} key(s) of tenant {args.tenant}", file=sys.stderr)
+            if not count:
+                raise UsageError(f"tenant {args.tenant} has no active key{' ' + args.key_id if args.key_id else ''}")
+        else:
+            for k in store.keys.list(args.tenant):
+                state = "revoked" if k.revoked is not None else "active"
+                created = time.strftime("%Y-%m-%d %H:%M", time.gmtime(k.created))
+                print(f"{k.key_id}  {k.tenant:<24} {state:<8} created {created}")
+    finally:
+        store.close()
+    return 0
+
+
+def _limit(text: str) -> int | None:
+    """A positive limit; 0 is none."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 (no limit) or positive")
+    return value or None
 
 
 def _key_from(variable: str | None, flag: str | None) -> str | None:
@@ -246,7 +298,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pack(sub)
     _add_classify_and_models(sub)
     _add_serve(sub)
+    _add_mcp(sub)
+    _add_keys(sub)
     return parser
+
+
+def _add_keys(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from .server.settings import ServerSettings
+
+    k = sub.add_parser("keys", help="create, list or revoke tenants' API keys (stored hashed)")
+    k.add_argument("action", choices=["create", "list", "revoke"])
+    k.add_argument("--tenant", help="the tenant (a-z 0-9 _ . -; 'default' is --api-key-env's tenant)")
+    k.add_argument("--key-id", default=None, help="revoke only this key (default: every key of the tenant)")
+    k.add_argument("--db", default=os.environ.get("AFM_DB") or str(ServerSettings().db), help="as for serve")
+    k.add_argument("--db-key-env", default=None, help="as for serve: the encrypted store's key")
+    k.set_defaults(func=_cmd_keys)
 
 
 def _add_pack(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -310,9 +376,7 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         f"(default $AFM_DB, else {d.db}; keep a password out of the command line, where ps "
         "shows it: PGPASSWORD, ~/.pgpass or $AFM_DB)",
     )
-    s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions")
-    s.add_argument("--api-key-env", default=None, help="name of the environment variable holding the API key")
-    s.add_argument("--upstream-api-key-env", default=None, help="environment variable with the upstream's own API key")
+    _add_serve_access(s, d)
     s.add_argument("--budget", type=int, help=f"default token budget for proxied chats (default {d.budget})")
     s.add_argument(
         "--workers",
@@ -343,8 +407,50 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_false",
         help="extractive compression only (no background GGUF model)",
     )
+    s.add_argument(
+        "--otel",
+        action="store_true",
+        help="OpenTelemetry spans of every ingest and build (the otel extra; OTLP where OTEL_EXPORTER_OTLP_* say)",
+    )
     s.add_argument("--threads", type=int, help="threads for local models")
     s.set_defaults(func=_cmd_serve)
+
+
+def _add_serve_access(s: argparse.ArgumentParser, d: ServerSettings) -> None:
+    """serve's upstreams, keys, store encryption, rate limits and quotas."""
+    s.add_argument("--upstream", help="OpenAI-compatible upstream base URL for /v1/chat/completions and /v1/responses")
+    s.add_argument(
+        "--anthropic-upstream", help="Anthropic Messages upstream base URL for /v1/messages (default: --upstream)"
+    )
+    s.add_argument("--api-key-env", default=None, help="name of the environment variable holding the API key")
+    s.add_argument("--upstream-api-key-env", default=None, help="environment variable with the upstream's own API key")
+    s.add_argument(
+        "--db-key-env",
+        default=None,
+        help="environment variable holding the key of an encrypted SQLite store (SQLCipher, the encryption extra)",
+    )
+    s.add_argument(
+        "--rate-limit", type=float, help=f"requests/s per key and worker, 0: none (default {d.rate_limit:g})"
+    )
+    s.add_argument("--rate-burst", type=int, help=f"requests a key may make at once (default {d.rate_burst})")
+    for what in ("sessions", "messages", "bytes"):
+        default = getattr(d, f"quota_{what}")
+        s.add_argument(
+            f"--quota-{what}", type=_limit, help=f"{what} stored per tenant, 0: no limit (default {default})"
+        )
+
+
+def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from .server.settings import ServerSettings
+
+    m = sub.add_parser("mcp", help="serve the memory tools over MCP on stdin/stdout, as the default tenant")
+    m.add_argument(
+        "--db",
+        default=os.environ.get("AFM_DB") or str(ServerSettings().db),
+        help="the session store, as for serve (default $AFM_DB, else afm-local.db)",
+    )
+    m.add_argument("--db-key-env", default=None, help="as for serve: the encrypted store's key")
+    m.set_defaults(func=_cmd_mcp)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

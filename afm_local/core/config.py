@@ -19,6 +19,9 @@ Render = Literal["chat", "structured"]
 Fill = Literal["chronological", "score"]
 Overflow = Literal["degrade", "raise"]
 Spend = Literal["budget", "intended"]
+Scoring = Literal["relevance", "paper"]
+CompressedForm = Literal["excerpt", "summary"]
+Placeholders = Literal["range", "message"]
 EmbedderName = Literal["minilm-l6-v2", "multilingual-e5-small"]  # afm_local.local.embedding.EMBEDDERS
 
 
@@ -37,30 +40,87 @@ class AFMConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    # Scoring: w = 0.5 ** (messages_ago / half_life)
-    half_life: float = Field(12.0, gt=0, description="Messages after which the recency weight halves.")
+    # Scoring. relevance (the default): dense and lexical relevance, with context, calibrated per history
+    # (core.relevance); paper: the AFM paper's formula, w = 0.5 ** (messages_ago / half_life) (core.scoring).
+    scoring: Scoring = Field(
+        "relevance",
+        description="relevance: each message's similarity to the query (or its best sentence's) with its neighbours', "
+        "fused with a BM25 ranking and calibrated as z-scores within the history, so a score of 0.5 is average "
+        "relevance and 0.95 about three standard deviations above it, whatever the embedder; paper: the AFM paper's "
+        "formula (CRITICAL 1.0, RELEVANT sim * (base + recency_gain * w), TRIVIAL sim * scale * w).",
+    )
+    half_life: float = Field(12.0, gt=0, description="Messages after which the recency weight w halves.")
     critical_score: float = Field(1.0, ge=0, le=1, description="Score of a CRITICAL message.")
-    relevant_base: float = Field(0.4, ge=0, description="RELEVANT = max(0, sim) * (base + recency_gain * w).")
-    relevant_recency: float = Field(0.4, ge=0, description="The recency gain of a RELEVANT message's score.")
-    trivial_scale: float = Field(0.25, ge=0, description="TRIVIAL = max(0, sim) * scale * w.")
+    context_before: float = Field(
+        0.3,
+        ge=0,
+        le=2,
+        description="relevance: weight of the previous message's similarity (an answer inherits the "
+        "relevance of the question it answers).",
+    )
+    context_after: float = Field(0.3, ge=0, le=2, description="relevance: weight of the next message's similarity.")
+    lexical_weight: float = Field(
+        0.1, ge=0, le=5, description="relevance: weight of the BM25 ranking's z-score beside the dense one's."
+    )
+    recency_prior: float = Field(
+        0.3,
+        ge=0,
+        le=5,
+        description="relevance: z-sentences added to the newest message, halving every half_life messages.",
+    )
+    trivial_penalty: float = Field(
+        0.5,
+        ge=0,
+        le=5,
+        description="relevance: z-sentences taken from a TRIVIAL message (small talk that is also "
+        "irrelevant goes first; a TRIVIAL message that is the most relevant of the history stays on top).",
+    )
+    relevant_base: float = Field(0.4, ge=0, description="paper: RELEVANT = max(0, sim) * (base + recency_gain * w).")
+    relevant_recency: float = Field(0.4, ge=0, description="paper: the recency gain of a RELEVANT message's score.")
+    trivial_scale: float = Field(0.25, ge=0, description="paper: TRIVIAL = max(0, sim) * scale * w.")
     similarity_floor: float | None = Field(
-        0.8,
+        None,
         ge=0,
         le=1,
-        description="RELEVANT messages whose similarity to the query is at least this are scored without "
-        "recency decay (w = 1): in a long chat, old relevance is still relevance. 0.8 is multilingual-e5-small's, "
-        "chosen on dev conversations of real dialogue (about 0.4 with minilm-l6-v2). None: the paper's formula.",
+        description="paper scoring: RELEVANT messages whose similarity to the query is at least this are scored "
+        "without recency decay (w = 1); 0.8 suits multilingual-e5-small, about 0.4 minilm-l6-v2. None: the paper.",
     )
 
     # Intended fidelity
-    full_threshold: float = Field(0.45, ge=0, le=1, description="Score at or above which a message is meant Full.")
+    full_threshold: float = Field(
+        0.95, ge=0, le=1, description="Score at or above which a message is meant Full (the paper: 0.45)."
+    )
     compressed_threshold: float = Field(
-        0.25, ge=0, le=1, description="Score at or above which a message is meant Compressed (else a placeholder)."
+        0.5,
+        ge=0,
+        le=1,
+        description="Score at or above which a message is meant Compressed, else a placeholder (the paper: 0.25).",
     )
 
     # Forms
     compression_ratio: float = Field(0.35, gt=0, lt=1, description="Target share of tokens a compressed form keeps.")
     placeholder_max_tokens: int = Field(12, ge=4, le=64, description="Cap on a placeholder line, in tokens.")
+    compressed_form: CompressedForm = Field(
+        "excerpt",
+        description="excerpt: a message's sentence (or list item) most relevant to the current query, verbatim, so a "
+        "long relevant message costs its relevant sentence; summary: its query-independent extractive summary "
+        "(every fact-bearing sentence kept; the paper's compressed form).",
+    )
+    excerpt_min_saving: int = Field(
+        16,
+        ge=0,
+        le=1024,
+        description="compressed_form=excerpt: a message is cut to its excerpt only when that saves this many tokens "
+        "(about a range line's cost); a shorter message is sent whole or not at all.",
+    )
+    placeholders: Placeholders = Field(
+        "range",
+        description="range: a run of consecutive messages left out becomes one topic line for the turn range, the "
+        "most relevant runs first, within placeholder_share of the budget; message: one stub per message (the paper).",
+    )
+    placeholder_share: float = Field(
+        0.05, ge=0, lt=1, description="placeholders=range: the share of the history's budget set aside for range lines."
+    )
     use_compression: bool = Field(True, description="Allow the compressed form (False: the paper's ablation).")
     use_placeholders: bool = Field(True, description="Allow the placeholder form (False: the paper's ablation).")
     max_placeholders: int | None = Field(
@@ -125,8 +185,8 @@ class AFMConfig(BaseModel):
         "multilingual-e5-small",
         description="Sentence embedder of the similarities: multilingual-e5-small (English, Russian and other Latin or "
         "Cyrillic text, across languages too; the importance classifier continues its layers, so a message is read "
-        "once) or minilm-l6-v2 (English only). Their cosines sit in different bands: similarity_floor is e5's; with "
-        "MiniLM use about 0.4 (docs/configuration.md).",
+        "once) or minilm-l6-v2 (English only). Their cosines sit in different bands; the relevance scoring calibrates "
+        "them per history, so its thresholds hold for both (docs/configuration.md).",
     )
     tokenizer: str = Field(
         "o200k_base", description="Token counter of the budget: o200k_base, cl100k_base or gguf:PATH."
@@ -154,9 +214,15 @@ class AFMConfig(BaseModel):
 
     @classmethod
     def paper(cls, **overrides: Any) -> AFMConfig:
-        """The AFM paper exactly: its scoring (no similarity floor), every placeholder kept, the greedy
-        chronological pass, intended forms only, and ``BudgetTooSmall`` when constraints overflow."""
+        """The AFM paper exactly: its scoring and thresholds (no similarity floor), query-independent summaries, one
+        placeholder per message, every placeholder kept, the greedy chronological pass, intended forms only, and
+        ``BudgetTooSmall`` when constraints overflow."""
         base: dict[str, Any] = dict(
+            scoring="paper",
+            full_threshold=0.45,
+            compressed_threshold=0.25,
+            compressed_form="summary",
+            placeholders="message",
             similarity_floor=None,
             max_placeholders=None,
             packing="paper",

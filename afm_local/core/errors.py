@@ -47,3 +47,7 @@ class StoreFull(StoreUnavailable):
 
 class UnknownSession(AFMError, KeyError):
     """No session with that id (or the id is not a valid session id)."""
+
+
+class QuotaExceeded(AFMError):
+    """A tenant's quota (sessions, messages or bytes stored) would be exceeded; nothing was written."""

@@ -239,7 +239,9 @@ def _pack_afm(
     if not reserve_placeholders:  # content before stubs: Full and Compressed fidelities first, upgraded with spare
         content = others[plan.intended[others] <= COMPRESSED]  # a message meant as a stub waits for the stubs
         spare = _upgrade(plan, out, content, intended.down_to(COMPRESSED), spare)
-        if top is not None:
+        if top is not None:  # spare reaches more messages (their cheapest text) before it deepens any
+            breadth = Chains.of(plan, np.full(len(out), COMPRESSED, dtype=np.int8)).down_to(COMPRESSED)
+            spare = _upgrade(plan, out, by_score, breadth, spare)
             spare = _upgrade(plan, out, by_score, top.down_to(COMPRESSED), spare)
     spare = _upgrade(plan, out, others, intended, spare)
     return out, spare

@@ -40,6 +40,13 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> np.ndarray: ...
 
+    def embed_sentences(
+        self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Passage vectors of ``texts`` and, from the same pass, a vector per character span of each text
+        (its sentences: ``(len(spans[i]), dim)`` unit rows), so excerpts cost no second encoding."""
+        ...
+
 
 @runtime_checkable
 class ImportanceClassifier(Protocol):

@@ -8,9 +8,12 @@ the conversation's language (English or Russian).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .protocols import TokenCounter
+from .turns import Turn, chat_message
 from .types import Fidelity, Importance, Role
 
 
@@ -46,17 +49,26 @@ HEADINGS = {
 
 @dataclass(frozen=True, slots=True)
 class Packed:
-    """One history message in the form packing chose for it."""
+    """One history message in the form packing chose for it. A tool-call unit sent in words carries its
+    API messages (``turns``); the chat render sends those, the structured render its ``text``."""
 
     role: Role
     importance: Importance
     fidelity: Fidelity
     text: str
+    turns: tuple[Turn, ...] = ()
 
 
 def turn_line(index: int, role: str, label: str = "") -> str:
     """``[Turn N · role: label]``: how a message that is not sent in words is named."""
     return f"[Turn {index + 1} · {role}: {label}]" if label else f"[Turn {index + 1} · {role}]"
+
+
+def range_line(first: int, last: int, label: str = "") -> str:
+    """``[Turns A–B: label]``: how a run of messages that is not sent in words is named (0-based indices in,
+    1-based turns out, ends included)."""
+    turns = f"Turns {first + 1}–{last + 1}"
+    return f"[{turns}: {label}]" if label else f"[{turns}]"
 
 
 def reference_line(index: int, role: str) -> str:
@@ -65,15 +77,24 @@ def reference_line(index: int, role: str) -> str:
 
 
 def placeholder(index: int, role: str, topic: str, counter: TokenCounter, max_tokens: int) -> tuple[str, int]:
-    """A message's placeholder line and its tokens: ``[Turn N · role: topic]`` within ``max_tokens``, the
-    topic's key phrases (comma-separated) kept whole while they fit, then the first one word by word,
-    then no label at all."""
+    """A message's placeholder line and its tokens: ``[Turn N · role: topic]`` within ``max_tokens``."""
+    return fitted(lambda label: turn_line(index, role, label), topic, counter, max_tokens)
+
+
+def range_placeholder(first: int, last: int, topic: str, counter: TokenCounter, max_tokens: int) -> tuple[str, int]:
+    """A run's placeholder line and its tokens: ``[Turns A–B: topic]`` within ``max_tokens``."""
+    return fitted(lambda label: range_line(first, last, label), topic, counter, max_tokens)
+
+
+def fitted(line_of: Callable[[str], str], topic: str, counter: TokenCounter, max_tokens: int) -> tuple[str, int]:
+    """The line ``line_of`` makes of the longest label that fits ``max_tokens``: the topic's key phrases
+    (comma-separated) kept whole while they fit, then the first one word by word, then no label at all."""
     phrases = [p.strip() for p in topic.split(",") if p.strip()]
     labels = [", ".join(phrases[:k]) for k in range(len(phrases), 0, -1)]
     first = phrases[0].split() if phrases else []
     labels += [" ".join(first[:k]) for k in range(len(first) - 1, 0, -1)]
     for label in labels + [""]:
-        line = turn_line(index, role, label)
+        line = line_of(label)
         tokens = counter.count(line)
         if tokens <= max_tokens:
             return line, tokens
@@ -88,14 +109,18 @@ def structured_skeleton(preamble: str | None, language: str) -> str:
     return "\n\n".join(parts)
 
 
-def render_chat(preamble: str | None, packed: list[Packed], query: str) -> list[dict[str, str]]:
-    messages = [{"role": "system", "content": preamble}] if preamble else []
-    messages += [{"role": p.role, "content": p.text} for p in packed if p.fidelity is not Fidelity.DROPPED]
+def render_chat(preamble: str | None, packed: list[Packed], query: str) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": preamble}] if preamble else []
+    for p in packed:
+        if p.turns:
+            messages += [chat_message(t) for t in p.turns]
+        elif p.fidelity is not Fidelity.DROPPED:
+            messages.append({"role": p.role, "content": p.text})
     messages.append({"role": "user", "content": query})
     return messages
 
 
-def render_structured(preamble: str | None, packed: list[Packed], query: str, language: str) -> list[dict[str, str]]:
+def render_structured(preamble: str | None, packed: list[Packed], query: str, language: str) -> list[dict[str, Any]]:
     h = HEADINGS[language]
     sent = [p for p in packed if p.fidelity is not Fidelity.DROPPED]
     critical = [p for p in sent if p.importance is Importance.CRITICAL and p.fidelity is Fidelity.FULL]

@@ -7,10 +7,15 @@ any model code.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import Enum
 from functools import cached_property
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+if TYPE_CHECKING:
+    from .units import UnitForms
+
+import numpy as np
 
 Role = Literal["system", "user", "assistant", "tool"]  # who said a message: the one list of roles
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -71,6 +76,21 @@ class Compression:
     method: str  # e.g. "extractive" or "llama:<model>"
 
 
+@dataclass(frozen=True, slots=True)
+class Sentences:
+    """A message's sentences and list items (its sentences), made at ingest: where each lies in the text, what it
+    costs alone, and its vector from the same encoder pass as the message's. A query-aware excerpt of the
+    message is one of them, verbatim."""
+
+    spans: tuple[tuple[int, int], ...]
+    tokens: tuple[int, ...]
+    vectors: np.ndarray  # float32 (len(spans), dim), unit rows
+
+    def text(self, content: str, sentence: int) -> str:
+        a, b = self.spans[sentence]
+        return content[a:b]
+
+
 @dataclass(slots=True)
 class Message:
     """A history message with every artifact derived from it, each computed once.
@@ -97,6 +117,8 @@ class Message:
     constraints: str = ""  # a long CRITICAL message's constraint sentences verbatim, the rest compressed
     tokens_constraints: int = 0
     tokens_reference: int = 0  # its reference line, should a later message restate it (core.render)
+    sentences: Sentences | None = None  # its sentences, for query-aware excerpts (None: the message is one sentence)
+    unit: UnitForms | None = None  # a tool-call unit's API messages, whole and compressed (core.units)
 
     @property
     def pinned(self) -> bool:
@@ -119,9 +141,10 @@ class ContextItem:
     tokens: int
     text: str
     reason: str = ""
+    tools: tuple[str, ...] = ()  # the tools a tool-call unit called
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "index": self.index,
             "role": self.role,
             "importance": self.importance.value,
@@ -133,6 +156,9 @@ class ContextItem:
             "tokens": self.tokens,
             "reason": self.reason,
         }
+        if self.tools:
+            out["tools"] = list(self.tools)
+        return out
 
 
 @dataclass(frozen=True)
@@ -143,7 +169,7 @@ class Context:
     ``messages`` does not pay for one object per history message.
     """
 
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]  # OpenAI chat messages (a tool-call unit's with its tool calls)
     tokens_used: int
     budget_tokens: int
     render: str
@@ -156,14 +182,13 @@ class Context:
     def items(self) -> list[ContextItem]:
         return self.make_items()
 
+    @classmethod
+    def json_fields(cls) -> tuple[str, ...]:
+        """The fields ``to_dict`` writes as they are (all but the items' maker); the items come after them.
+        The server's response schema is made from these too (``server.schemas.ContextOut``)."""
+        return tuple(f.name for f in fields(cls) if f.name != "make_items")
+
     def to_dict(self) -> dict[str, object]:
-        return {
-            "messages": self.messages,
-            "items": [item.to_dict() for item in self.items],
-            "tokens_used": self.tokens_used,
-            "budget_tokens": self.budget_tokens,
-            "render": self.render,
-            "packing": self.packing,
-            "language": self.language,
-            "fidelity_counts": self.fidelity_counts,
-        }
+        out: dict[str, object] = {name: getattr(self, name) for name in self.json_fields()}
+        out["items"] = [item.to_dict() for item in self.items]
+        return out

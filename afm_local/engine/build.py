@@ -23,8 +23,11 @@ from ..core.errors import BudgetTooSmall, InvalidInput
 from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
 from ..core.protocols import TokenCounter
-from ..core.render import Packed, reference_line, render_chat, render_structured
+from ..core.ranges import choose, runs
+from ..core.relevance import best_sentences, excerpt_costs, relevance_scores, relevance_z
+from ..core.render import Packed, range_placeholder, reference_line, render_chat, render_structured
 from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
+from ..core.turns import Turn
 from ..core.types import (
     COMPRESSED,
     CRITICAL,
@@ -36,6 +39,7 @@ from ..core.types import (
     RELEVANT,
     Context,
     ContextItem,
+    Message,
 )
 from ..text.lexicon import language_of_counts, letter_counts
 from .history import CONSTRAINTS, REFERENCE, Snapshot
@@ -43,6 +47,8 @@ from .history import CONSTRAINTS, REFERENCE, Snapshot
 FIT_ROUNDS = 4
 LANGUAGE_WINDOW = 50  # the newest messages (and the query) decide the language of the structured memory
 PINNED = "every message tagged [!] or marked CRITICAL"
+RANGE_EXTRA = 4  # a range line may run this many tokens over placeholder_max_tokens: it names turns A–B
+MIN_LINE_TOKENS = 5  # no placeholder line is shorter: a run is not tried with less spare than this (+ overhead)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,16 +87,22 @@ class Scored:
     classes: np.ndarray
     similarity: np.ndarray
     recency: np.ndarray
+    z: np.ndarray  # scoring="relevance": how far above the history's mean each message stands (core.relevance)
     scores: np.ndarray
     intended: np.ndarray
 
     @classmethod
-    def of(cls, classes: np.ndarray, similarity: np.ndarray, recency: np.ndarray, cfg: AFMConfig) -> Scored:
-        scores = score_messages(classes, similarity, recency, cfg)
-        return cls(classes, similarity, recency, scores, intended_fidelities(scores, classes, cfg))
+    def of(
+        cls, classes: np.ndarray, similarity: np.ndarray, recency: np.ndarray, z: np.ndarray, cfg: AFMConfig
+    ) -> Scored:
+        if cfg.scoring == "paper":
+            scores = score_messages(classes, similarity, recency, cfg)
+        else:
+            scores = relevance_scores(classes, z, cfg)
+        return cls(classes, similarity, recency, z, scores, intended_fidelities(scores, classes, cfg))
 
     def reclassed(self, classes: np.ndarray, cfg: AFMConfig) -> Scored:
-        return Scored.of(classes, self.similarity, self.recency, cfg)
+        return Scored.of(classes, self.similarity, self.recency, self.z, cfg)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +117,9 @@ class Job:
     per_item: int
     req: Request
     cfg: AFMConfig
+    excerpts: np.ndarray | None  # compressed_form="excerpt": each message's best sentence (an index of snap.sentences)
+    counter: TokenCounter
+    language: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,68 +133,103 @@ class Plan:
 
 
 def build_context(
-    snap: Snapshot, similarity: np.ndarray, req: Request, counter: TokenCounter, cfg: AFMConfig
+    snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenCounter, cfg: AFMConfig
 ) -> Context:
-    """Pack ``snap`` (whose cosine to the query is ``similarity``) for ``req``."""
-    recency = recency_weight(messages_ago(len(snap)), cfg.half_life)
-    language = language_of_counts(*(snap.letters[-LANGUAGE_WINDOW:].sum(axis=0) + letter_counts(req.query)))
-    per_item = item_overhead(req.render, cfg)
-    fixed = fixed_cost(counter, req.query, req.preamble, req.render, language, cfg)
-    job = Job(
-        snap,
-        Scored.of(snap.classes, similarity, recency, cfg),
-        fidelity_costs(snap.tokens, per_item, cfg),
-        fixed,
-        per_item,
-        req,
-        cfg,
-    )
-    available = req.budget - fixed
+    """Pack ``snap`` for ``req``, whose query embeds as ``query_vector``."""
+    job = _job(snap, query_vector, req, counter, cfg)
+    available = req.budget - job.fixed
     for _ in range(FIT_ROUNDS):
-        plan = _plan(job, available)
+        reserve = _line_reserve(job, available)
+        plan = _plan(job, available - reserve)
         fidelities = pack(
             plan.pack_plan,
-            available,
+            available - reserve,
             packing=req.packing,
             fill=req.fill,
             spend=req.spend,
             reserved_limit=plan.limit,
             reserve_placeholders=cfg.reserve_placeholders,
         )
-        texts = _texts(snap, fidelities, plan.degraded)
-        classes, fidelity_list = plan.scored.classes.tolist(), fidelities.tolist()
-        packed = [
-            Packed(snap.messages[i].role, IMPORTANCES[classes[i]], FIDELITIES[fidelity_list[i]], text)
-            for i, text in texts.items()
-        ]
-        if req.render == "chat":  # every sent text is a fidelity whose count is known: the sum is exact
-            sent = render_chat(req.preamble, packed, req.query)
-            used = fixed + int(plan.pack_plan.cost_of(fidelities).sum())
+        used = job.fixed + int(plan.pack_plan.cost_of(fidelities).sum())
+        lines = _range_lines(job, plan, fidelities, req.budget - used) if cfg.placeholders == "range" else {}
+        texts = _texts(job, fidelities, plan.degraded)
+        sent = _render(job, plan, fidelities, texts, lines)
+        if req.render == "chat":  # every sent text is a fidelity or a line whose count is known: the sum is exact
+            used += sum(line.cost for line in lines.values())
         else:
-            sent = render_structured(req.preamble, packed, req.query, language)
             used = sent_cost(counter, sent, cfg)
         if used <= req.budget:
-            counts = np.bincount(fidelities, minlength=len(FIDELITIES))
+            covered = _cover(fidelities, lines)
+            counts = np.bincount(covered, minlength=len(FIDELITIES))
             return Context(
                 sent,
                 used,
                 req.budget,
                 req.render,
                 req.packing,
-                language,
+                job.language,
                 {f.value: int(c) for f, c in zip(FIDELITIES, counts)},
-                _items(job, plan, fidelities, texts),
+                _items(job, plan, covered, texts, lines),
             )
         available -= used - req.budget
     raise BudgetTooSmall(req.budget, used)
 
 
-def fidelity_costs(tokens: np.ndarray, per_item: int, cfg: AFMConfig) -> np.ndarray:
-    """Cost of each fidelity per message, overhead included; ``NEVER_FITS`` for those the config switches off."""
+def _line_reserve(job: Job, available: int) -> int:
+    """``placeholders="range"``: the tokens set aside for range lines, a share of what the CRITICAL messages
+    leave (so the reservation never decides whether constraints fit); none when the whole history fits."""
+    if job.cfg.placeholders == "message" or int(job.costs[:, FULL].sum()) <= available:
+        return 0
+    critical = int(job.costs[job.scored.classes == CRITICAL, FULL].sum())
+    return int(job.cfg.placeholder_share * max(0, available - critical))
+
+
+def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenCounter, cfg: AFMConfig) -> Job:
+    """Everything one call packs from: scores (the config's scoring), per-fidelity costs, the fixed cost."""
+    n = len(snap)
+    recency = recency_weight(messages_ago(n), cfg.half_life)
+    query_vector = np.asarray(query_vector, dtype=np.float32)
+    dense = (snap.vectors @ query_vector).astype(np.float64)
+    z, excerpts, excerpt_tokens = np.zeros(n), None, None
+    if cfg.scoring == "relevance" or cfg.compressed_form == "excerpt":
+        sentences = snap.sentences
+        best, best_sim = best_sentences(sentences.vectors @ query_vector, sentences.starts, sentences.owners)
+        if cfg.scoring == "relevance":
+            z = relevance_z(dense, best_sim, snap.lexical_scores(req.query), recency, cfg)
+        if cfg.compressed_form == "excerpt":
+            excerpts = best  # a message without sentences (a tool-call unit) keeps its own compressed form
+            excerpt = excerpt_costs(
+                best, sentences.starts, sentences.tokens, snap.tokens[:, FULL], cfg.excerpt_min_saving
+            )
+            excerpt_tokens = np.where(snap.excerptable, excerpt, snap.tokens[:, COMPRESSED])
+    language = language_of_counts(*(snap.letters[-LANGUAGE_WINDOW:].sum(axis=0) + letter_counts(req.query)))
+    per_item = item_overhead(req.render, cfg)
+    return Job(
+        snap,
+        Scored.of(snap.classes, dense, recency, z, cfg),
+        fidelity_costs(snap.tokens, per_item, cfg, excerpt_tokens),
+        fixed_cost(counter, req.query, req.preamble, req.render, language, cfg),
+        per_item,
+        req,
+        cfg,
+        excerpts,
+        counter,
+        language,
+    )
+
+
+def fidelity_costs(
+    tokens: np.ndarray, per_item: int, cfg: AFMConfig, excerpt_tokens: np.ndarray | None = None
+) -> np.ndarray:
+    """Cost of each fidelity per message, overhead included; ``NEVER_FITS`` for those the config switches off
+    (and for per-message placeholders when runs get one line each). ``excerpt_tokens``: the compressed
+    fidelity is the query-aware excerpt."""
     costs = tokens[:, : PLACEHOLDER + 1] + per_item
+    if excerpt_tokens is not None:
+        costs[:, COMPRESSED] = excerpt_tokens + per_item
     if not cfg.use_compression:
         costs[:, COMPRESSED] = NEVER_FITS
-    if not cfg.use_placeholders:
+    if not cfg.use_placeholders or cfg.placeholders == "range":
         costs[:, PLACEHOLDER] = NEVER_FITS
     return costs
 
@@ -217,9 +267,10 @@ def _plan(job: Job, available: int) -> Plan:
     return Plan(pack_plan, rescored, degraded, limit)
 
 
-def _texts(snap: Snapshot, fidelities: np.ndarray, degraded: Degraded | None) -> dict[int, str]:
+def _texts(job: Job, fidelities: np.ndarray, degraded: Degraded | None) -> dict[int, str]:
     """The text of every message that is sent, at the fidelity packing chose, in chronological order."""
     out: dict[int, str] = {}
+    snap = job.snap
     constraint_sentences = degraded.constraint_sentences.tolist() if degraded is not None else None
     referenced = degraded.referenced.tolist() if degraded is not None else None
     fidelity_list = fidelities.tolist()
@@ -231,7 +282,7 @@ def _texts(snap: Snapshot, fidelities: np.ndarray, degraded: Degraded | None) ->
             if constraint_sentences is not None and constraint_sentences[i]:
                 out[i] = m.constraints
             else:
-                out[i] = m.compressed.text if m.tokens_compressed < m.tokens_full else m.content
+                out[i] = _compressed(job, i)
         elif referenced is not None and referenced[i] >= 0:
             out[i] = reference_line(m.index, m.role)
         else:
@@ -239,15 +290,98 @@ def _texts(snap: Snapshot, fidelities: np.ndarray, degraded: Degraded | None) ->
     return out
 
 
-def _items(job: Job, plan: Plan, fidelities: np.ndarray, texts: dict[int, str]) -> Callable[[], list[ContextItem]]:
+def _compressed(job: Job, i: int) -> str:
+    """Message ``i``'s compressed text: its query-aware excerpt or its summary (a tool-call unit's compressed
+    form), when either is shorter."""
+    m = job.snap.messages[i]
+    if job.excerpts is not None and m.sentences is not None:
+        excerpt = job.costs[i, COMPRESSED] < job.costs[i, FULL]
+        sentence = int(job.excerpts[i] - job.snap.sentences.starts[i])
+        return m.sentences.text(m.content, sentence) if excerpt else m.content
+    return m.compressed.text if m.tokens_compressed < m.tokens_full else m.content
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One placeholder line for the run of messages from its start (the key it is stored under) to ``end``."""
+
+    end: int
+    text: str
+    cost: int  # overhead included
+
+
+def _range_lines(job: Job, plan: Plan, fidelities: np.ndarray, spare: int) -> dict[int, Line]:
+    """``placeholders="range"``: one line for each run of messages left out, most relevant runs first, within
+    ``spare`` tokens (``core.ranges``). A run of one message is named by its own placeholder."""
+    scores, cfg = plan.scored.scores, job.cfg
+    made: dict[tuple[int, int], Line] = {}
+
+    def line(a: int, b: int) -> Line:
+        m = job.snap.messages[a]
+        if b - a == 1:
+            return Line(b, m.placeholder, m.tokens_placeholder + job.per_item)
+        topic = job.snap.messages[a + int(np.argmax(scores[a:b]))].topic
+        text, tokens = range_placeholder(a, b - 1, topic, job.counter, cfg.placeholder_max_tokens + RANGE_EXTRA)
+        return Line(b, text, tokens + job.per_item)
+
+    def cost(a: int, b: int) -> int:
+        made[(a, b)] = made.get((a, b)) or line(a, b)
+        return made[(a, b)].cost
+
+    chosen = choose(runs(fidelities != DROPPED), scores, cost, spare, floor=job.per_item + MIN_LINE_TOKENS)
+    return {a: made[(a, b)] for a, b in chosen}
+
+
+def _cover(fidelities: np.ndarray, lines: dict[int, Line]) -> np.ndarray:
+    """The fidelities with every message of a run that got a line counted as a placeholder."""
+    covered = fidelities.copy()
+    for start, line in lines.items():
+        covered[start : line.end] = PLACEHOLDER
+    return covered
+
+
+def _render(
+    job: Job, plan: Plan, fidelities: np.ndarray, texts: dict[int, str], lines: dict[int, Line]
+) -> list[dict[str, str]]:
+    """The messages to send: the packed history (content and lines, in order) rendered as the request asks."""
+    snap, req, classes = job.snap, job.req, plan.scored.classes.tolist()
+    packed = []
+    for i in sorted(texts.keys() | lines.keys()):
+        fidelity, text = (PLACEHOLDER, lines[i].text) if i in lines else (int(fidelities[i]), texts[i])
+        m = snap.messages[i]
+        packed.append(
+            Packed(m.role, IMPORTANCES[classes[i]], FIDELITIES[fidelity], text, unit_turns(m, fidelity, text))
+        )
+    if req.render == "chat":
+        return render_chat(req.preamble, packed, req.query)
+    return render_structured(req.preamble, packed, req.query, job.language)
+
+
+def unit_turns(m: Message, fidelity: int, text: str) -> tuple[Turn, ...]:
+    """The API messages a tool-call unit is sent as: whole at Full, its compressed form at Compressed (the
+    text ``_texts`` chose says which); none for a placeholder or a reference line, which are one line."""
+    if m.unit is None or fidelity not in (FULL, COMPRESSED):
+        return ()
+    return m.unit.full.turns if fidelity == FULL or text == m.content else m.unit.compressed.turns
+
+
+def _items(
+    job: Job, plan: Plan, fidelities: np.ndarray, texts: dict[int, str], lines: dict[int, Line]
+) -> Callable[[], list[ContextItem]]:
     """The per-message account, made when a caller first reads ``Context.items``."""
 
     def make() -> list[ContextItem]:
         costs, scored, degraded = plan.pack_plan.cost_of(fidelities), plan.scored, plan.degraded
+        run_of = {i: (start, line) for start, line in lines.items() for i in range(start, line.end)}
         items = []
         for i, m in enumerate(job.snap.messages):
             fidelity, intended = int(fidelities[i]), int(scored.intended[i])
+            tokens, text = (0 if fidelity == DROPPED else int(costs[i]) - job.per_item), texts.get(i, "")
             reason = degraded.reason(i) if degraded is not None else ""
+            if i in run_of:
+                start, line = run_of[i]
+                tokens, text = (line.cost - job.per_item, line.text) if i == start else (0, "")
+                reason = reason or f"placeholder: turns {start + 1}–{line.end} left out, named in one line"
             items.append(
                 ContextItem(
                     m.index,
@@ -258,9 +392,10 @@ def _items(job: Job, plan: Plan, fidelities: np.ndarray, texts: dict[int, str]) 
                     float(scored.recency[i]),
                     FIDELITIES[intended],
                     FIDELITIES[fidelity],
-                    0 if fidelity == DROPPED else int(costs[i]) - job.per_item,
-                    texts.get(i, ""),
+                    tokens,
+                    text,
                     reason or _reason(bool(plan.pack_plan.reserved[i]), intended, fidelity, plan.pack_plan.costs[i]),
+                    m.unit.full.tools if m.unit is not None else (),
                 )
             )
         return items
@@ -276,7 +411,7 @@ def _reason(reserved: bool, intended: int, fidelity: int, costs: np.ndarray) -> 
     if fidelity < intended:
         return f"spare budget: sent {FIDELITIES[fidelity].value}, above its intended {FIDELITIES[intended].value}"
     if fidelity == DROPPED and costs[PLACEHOLDER] >= NEVER_FITS:
-        return "left out: no placeholder (placeholder cap or placeholders off) and no room for more"
+        return "left out: no room after the constraints and the better-scored messages, and no placeholder"
     if fidelity == DROPPED:
         return "left out: no room after the constraints and the better-scored messages"
     return f"budget: sent {FIDELITIES[fidelity].value} instead of {FIDELITIES[intended].value}"

@@ -19,7 +19,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 import numpy as np
 
-from ..core.types import Classification, Compression, Importance
+from ..core.types import Classification, Compression, Importance, Sentences
 
 T = TypeVar("T")
 
@@ -73,6 +73,22 @@ TOKENS: Kind[int] = Kind("tokens", _json, _unjson)
 CONSTRAINTS: Kind[str] = Kind("constraints", _json, _unjson)
 
 
+def _encode_sentences(sentences: Sentences) -> bytes:
+    head = _json({"spans": sentences.spans, "tokens": sentences.tokens})
+    return len(head).to_bytes(4, "big") + head + np.asarray(sentences.vectors, dtype=np.float32).tobytes()
+
+
+def _decode_sentences(data: bytes) -> Sentences:
+    size = int.from_bytes(data[:4], "big")
+    head = _unjson(data[4 : 4 + size])
+    spans = tuple((int(a), int(b)) for a, b in head["spans"])
+    vectors = np.frombuffer(data[4 + size :], dtype=np.float32).reshape(len(spans), -1).copy()
+    return Sentences(spans, tuple(int(t) for t in head["tokens"]), vectors)
+
+
+SENTENCES: Kind[Sentences] = Kind("sentences", _encode_sentences, _decode_sentences)
+
+
 class Artifacts(Generic[T]):
     """The cache's view of one kind: typed get, peek, put and get-or-compute by (component, text hash)."""
 
@@ -118,6 +134,7 @@ class ArtifactCache:
         self.topics = Artifacts(self, TOPIC)
         self.tokens = Artifacts(self, TOKENS)
         self.constraints = Artifacts(self, CONSTRAINTS)
+        self.sentences = Artifacts(self, SENTENCES)
 
     def count_miss(self) -> None:
         with self._lock:

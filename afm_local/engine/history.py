@@ -14,10 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.lexical import Bm25Index
 from ..core.overflow import restatements
 from ..core.packing import NEVER_FITS
 from ..core.types import CRITICAL, Importance, Message, importance_code
 from ..text.facts import restates
+from ..text.lexical import terms
 from ..text.lexicon import letter_counts
 
 # token columns: the three fidelities the packer chooses from, the constraint sentences, the reference line
@@ -37,9 +39,66 @@ class Snapshot:
     tokens: np.ndarray  # int64 (n, 5): full, compressed (never above full), placeholder, constraints, reference
     letters: np.ndarray  # int64 (n, 2): Cyrillic and Latin letters, for the language rule
     restated_by: np.ndarray  # int64: the newest later CRITICAL message restating this one, or -1
+    excerptable: np.ndarray  # bool: it has sentences, so a query-aware excerpt can stand for it
+    sentences: SentencesSnapshot
+    lexical: Bm25Index  # append-only: read for the first len(messages) messages only
 
     def __len__(self) -> int:
         return len(self.messages)
+
+    def lexical_scores(self, query: str) -> np.ndarray:
+        """BM25 of every message of this snapshot for the query's terms."""
+        return self.lexical.scores(terms(query), len(self.messages))
+
+
+@dataclass(frozen=True, slots=True)
+class SentencesSnapshot:
+    """Every message's sentences (sentences) in one set of columns, messages in order."""
+
+    vectors: np.ndarray  # float32 (m, d), unit rows
+    owners: np.ndarray  # int64 (m,): the message of each sentence
+    starts: np.ndarray  # int64 (n,): where each message's sentences begin
+    tokens: np.ndarray  # int64 (m,): a sentence's cost alone
+
+
+class SentenceColumns:
+    """Append-only columns of the sentences of a history's messages; a message without sentences is one sentence,
+    its own vector and token count."""
+
+    def __init__(self, dim: int, capacity: int = 128) -> None:
+        self._vectors = np.zeros((capacity, dim), dtype=np.float32)
+        self._owners = np.zeros(capacity, dtype=np.int64)
+        self._tokens = np.zeros(capacity, dtype=np.int64)
+        self._starts = np.zeros(capacity, dtype=np.int64)
+        self._messages = 0
+        self._size = 0
+
+    def append(self, message: Message, vector: np.ndarray) -> None:
+        vectors = message.sentences.vectors if message.sentences is not None else vector[None]
+        tokens = message.sentences.tokens if message.sentences is not None else (message.tokens_full,)
+        k, m = len(vectors), self._size
+        while m + k > len(self._owners):
+            self._grow(2 * len(self._owners))
+        if self._vectors.shape[1] != vectors.shape[1]:
+            self._vectors = np.zeros((len(self._owners), vectors.shape[1]), dtype=np.float32)
+        if self._messages == len(self._starts):  # a new array: a snapshot's view of the old one stays valid
+            self._starts = np.concatenate([self._starts, np.zeros(len(self._starts), dtype=np.int64)])
+        self._vectors[m : m + k], self._tokens[m : m + k] = vectors, tokens
+        self._owners[m : m + k] = self._messages
+        self._starts[self._messages] = m
+        self._messages, self._size = self._messages + 1, m + k
+
+    def snapshot(self, n: int) -> SentencesSnapshot:
+        """Views of the first ``n`` messages' sentences: rows below those are never written again."""
+        m = int(self._starts[n]) if n < self._messages else self._size
+        return SentencesSnapshot(self._vectors[:m], self._owners[:m], self._starts[:n], self._tokens[:m])
+
+    def _grow(self, capacity: int) -> None:
+        for name in ("_vectors", "_owners", "_tokens"):
+            old = getattr(self, name)
+            new = np.zeros((capacity, *old.shape[1:]), dtype=old.dtype)
+            new[: len(old)] = old
+            setattr(self, name, new)
 
 
 def token_row(m: Message) -> tuple[int, int, int, int, int]:
@@ -60,6 +119,9 @@ class History:
         self._tokens = np.zeros((capacity, TOKEN_COLUMNS), dtype=np.int64)
         self._letters = np.zeros((capacity, 2), dtype=np.int64)
         self._restated_by = np.full(capacity, -1, dtype=np.int64)
+        self._excerptable = np.zeros(capacity, dtype=bool)
+        self._sentences = SentenceColumns(dim)
+        self._lexical = Bm25Index()
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -77,6 +139,8 @@ class History:
         self.messages.append(message)
         self._vectors[n] = vector
         self._write(n, message)
+        self._sentences.append(message, vector)
+        self._lexical.add(terms(message.content))
         if self._classes[n] == CRITICAL:  # similar by embedding, and saying everything the older one said
             critical = self._classes[: n + 1] == CRITICAL
             similar = restatements(self._vectors[: n + 1], critical, self._threshold)
@@ -94,6 +158,7 @@ class History:
         self._confidence[i] = 1.0 if decided else float(m.importance_scores.get(Importance.CRITICAL.value, 0.0))
         self._tokens[i] = token_row(m)
         self._letters[i] = letter_counts(m.content)
+        self._excerptable[i] = m.sentences is not None
 
     def _grow(self, capacity: int) -> None:
         def grown(a: np.ndarray) -> np.ndarray:
@@ -102,6 +167,7 @@ class History:
             return out
 
         self._vectors, self._classes, self._pinned = grown(self._vectors), grown(self._classes), grown(self._pinned)
+        self._excerptable = grown(self._excerptable)
         self._confidence, self._tokens, self._letters = (
             grown(self._confidence),
             grown(self._tokens),
@@ -125,6 +191,9 @@ class History:
             self._tokens[:n].copy(),
             self._letters[:n],
             self._restated_by[:n].copy(),
+            self._excerptable[:n].copy(),
+            self._sentences.snapshot(n),
+            self._lexical,
         )
 
     def vectors(self) -> np.ndarray:

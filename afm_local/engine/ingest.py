@@ -16,13 +16,16 @@ from typing import cast
 
 import numpy as np
 
+from ..core.accounting import unit_tokens
 from ..core.config import AFMConfig
-from ..core.protocols import Components, EmbedKind, Topicer
+from ..core.protocols import Components, Topicer
 from ..core.render import placeholder, reference_line
 from ..core.tags import parse_tag
-from ..core.turns import Turn
-from ..core.types import Classification, Compression, Importance, Message, Role, Utterance
+from ..core.types import Classification, Compression, Importance, Message, Role, Sentences, Utterance
+from ..core.units import Entry, ToolUnit, UnitForms, results_text, tools_label, transcript
 from ..text.extractive import constraint_sentences
+from ..text.lexicon import sentence_spans
+from ..text.tool_results import compress_result
 from .cache import ArtifactCache, content_hash
 
 WORTH_A_SUMMARY = 2  # the background model reads messages longer than this many placeholders
@@ -34,11 +37,13 @@ class ArtifactKeys:
 
     counter: str
     passage: str  # embedder, for history messages
+    sentences: str  # embedder + counter: a message's sentences, their vectors and token counts
     query: str  # embedder, for the current query (an asymmetric model gives it another vector)
     classifier: str
     compressed: str  # extractive compressor @ ratio
     constraints: str  # classifier + extractive compressor @ ratio: a long constraint's constraint sentences
     topic: str
+    tool_result: str  # extractive compressor, else a head @ ratio: a tool result's compressed form
     abstract_compressed: str | None  # background model @ ratio, when it proposes summaries
     abstract_topic: str | None  # background model, when it names topics
 
@@ -48,11 +53,13 @@ class ArtifactKeys:
         return cls(
             counter=components.counter.name,
             passage=components.embedder.name,
+            sentences=f"{components.embedder.name}+{components.counter.name}",
             query=f"{components.embedder.name}+query",
             classifier=components.classifier.name,
             compressed=f"{components.compressor.name}@{ratio}",
             constraints=f"{components.classifier.name}+{components.compressor.name}@{ratio}",
             topic=components.topicer.name,
+            tool_result=f"{components.compressor.name}+head@{ratio}",
             abstract_compressed=f"{model.name}@{ratio}" if model and config.abstractive_summaries else None,
             abstract_topic=model.name if model is not None and hasattr(model, "topic") else None,
         )
@@ -60,7 +67,8 @@ class ArtifactKeys:
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """A turn ready for ingest: the tag (or explicit importance) split off the text, the text hashed."""
+    """A history entry ready for ingest: the tag (or explicit importance) split off the text, the text
+    hashed. A tool-call unit reads as its transcript, said by the assistant."""
 
     role: Role
     text: str
@@ -68,10 +76,14 @@ class Row:
     tag: Importance | None
     id: str | None
     hash: str
+    unit: ToolUnit | None = None
 
     @classmethod
-    def of(cls, turn: Turn) -> Row:
+    def of(cls, turn: Entry) -> Row:
         """Split off a leading tag; an explicit importance overrides it."""
+        if isinstance(turn, ToolUnit):
+            text = transcript(turn)
+            return cls("assistant", text, text, turn.call.importance, turn.call.id, content_hash(text), turn)
         tag, text = parse_tag(turn.content)
         importance = turn.importance if turn.importance is not None else tag
         return cls(turn.role, text, turn.content, importance, turn.id, content_hash(text))
@@ -93,6 +105,17 @@ class Derived:
     topic: str
     constraints: str  # a long CRITICAL message's constraint sentences verbatim, the rest compressed; or ""
     tokens_constraints: int
+    unit: UnitForms | None = None
+
+
+class _Counting:
+    """The ingest's cached token counts, as a ``TokenCounter``."""
+
+    def __init__(self, ingest: Ingestor) -> None:
+        self.name, self.ingest = ingest.keys.counter, ingest
+
+    def count(self, text: str) -> int:
+        return self.ingest.count(text)
 
 
 class Ingestor:
@@ -102,16 +125,31 @@ class Ingestor:
         self.components, self.config, self.cache = components, config, cache
         self.keys = ArtifactKeys.of(components, config)
 
-    def embed(self, texts: Sequence[str], hashes: Sequence[str], kind: EmbedKind = "passage") -> list[np.ndarray]:
-        """Vectors of history messages (``passage``) or of the current query (``query``), through the cache."""
-        key, cached = self.keys.query if kind == "query" else self.keys.passage, self.cache.embeddings
-        found = [cached.get(key, h) for h in hashes]
-        todo = [i for i, v in enumerate(found) if v is None]
+    def query_vector(self, query: str) -> np.ndarray:
+        """The current query's vector (an asymmetric embedder gives a query its own), through the cache."""
+        key, text_hash = self.keys.query, content_hash(query)
+        return self.cache.embeddings.get_or_compute(
+            key, text_hash, lambda: self.components.embedder.embed([query], "query")[0]
+        )
+
+    def passages(self, rows: Sequence[Row]) -> list[tuple[np.ndarray, Sentences]]:
+        """Each history message's vector and its sentences (sentences with their vectors, from the same encoder
+        pass, and their token counts), through the cache; one batched model call for what is missing."""
+        keys, cache = self.keys, self.cache
+        found = [
+            (cache.embeddings.get(keys.passage, r.hash), cache.sentences.get(keys.sentences, r.hash)) for r in rows
+        ]
+        todo = [i for i, (vector, sentences) in enumerate(found) if vector is None or sentences is None]
         if todo:
-            for i, vector in zip(todo, self.components.embedder.embed([texts[i] for i in todo], kind)):
-                cached.put(key, hashes[i], vector)
-                found[i] = vector
-        return cast(list[np.ndarray], found)  # every vector is found or computed by now
+            spans = [tuple(sentence_spans(rows[i].text)) or ((0, len(rows[i].text)),) for i in todo]
+            vectors, sentence_vectors = self.components.embedder.embed_sentences([rows[i].text for i in todo], spans)
+            for k, i in enumerate(todo):
+                text = rows[i].text
+                sentences = Sentences(spans[k], tuple(self.count(text[a:b]) for a, b in spans[k]), sentence_vectors[k])
+                cache.embeddings.put(keys.passage, rows[i].hash, vectors[k])
+                cache.sentences.put(keys.sentences, rows[i].hash, sentences)
+                found[i] = (vectors[k], sentences)
+        return cast(list[tuple[np.ndarray, Sentences]], found)
 
     def classify(self, rows: Sequence[Row]) -> list[Classification]:
         """Every row's verdict: the user's tag for a tagged row, else the classifier's (batched, cached)."""
@@ -129,13 +167,15 @@ class Ingestor:
     def artifacts(self, rows: Sequence[Row]) -> None:
         """Compute (and store, when the cache has a backend) every artifact of ``rows`` that model work
         makes, so that taking them into a history later runs no model (the server, before a row commits)."""
-        self.embed([r.text for r in rows], [r.hash for r in rows])  # leaves the states the classifier reads
+        self.passages(rows)  # leaves the states the classifier reads
         for row, verdict in zip(rows, self.classify(rows)):
             self.derive(row, verdict)
 
     def derive(self, row: Row, verdict: Classification) -> Derived:
         """The texts and token counts of a message, through the cache. A background model's result, when
         one was already made (and stored), wins over the instant extractive one."""
+        if row.unit is not None:
+            return self.derive_unit(row.unit, verdict)
         keys, cache, text = self.keys, self.cache, row.text
         ratio = self.config.compression_ratio
         compressed = cache.compressed.peek(keys.abstract_compressed, row.hash) if keys.abstract_compressed else None
@@ -160,10 +200,41 @@ class Ingestor:
             self.count(constraints) if constraints else 0,
         )
 
-    def message(self, index: int, row: Row, verdict: Classification) -> Message:
-        """The record of ``row`` as message ``index`` of a history."""
+    def derive_unit(self, unit: ToolUnit, verdict: Classification) -> Derived:
+        """A tool-call unit's forms: whole; its texts compressed (``text.tool_results``; the unit whole when
+        that saves nothing); the gist of its results for the placeholder. Token counts are its messages'
+        chat costs (``core.accounting.unit_tokens``), so a chat context stays exact. Never a constraint form."""
+        cache, ratio, counting = self.cache, self.config.compression_ratio, _Counting(self)
+        compressor = self.components.compressor
+
+        def shorter(text: str) -> str:
+            return cache.compressed.get_or_compute(
+                self.keys.tool_result,
+                content_hash(text),
+                lambda: Compression(compress_result(text, compressor, counting, ratio), "tool-result"),
+            ).text
+
+        small = unit.with_texts(
+            shorter(unit.call.content) if unit.call.content else "", [shorter(r.content) for r in unit.results]
+        )
+        tokens_full, tokens_small = (
+            unit_tokens(counting, unit.turns, self.config),
+            unit_tokens(counting, small.turns, self.config),
+        )
+        if tokens_small >= tokens_full:
+            small, tokens_small = unit, tokens_full
+        gist = results_text(unit)
+        topic = cache.topics.get_or_compute(
+            self.keys.topic, content_hash(gist), lambda: self.components.topicer.topic(gist)
+        )
+        compressed = Compression(transcript(small), "tool-unit")
+        return Derived(verdict, tokens_full, compressed, tokens_small, topic, "", 0, UnitForms(unit, small))
+
+    def message(self, index: int, row: Row, verdict: Classification, sentences: Sentences | None = None) -> Message:
+        """The record of ``row`` as message ``index`` of a history (``sentences``: its sentences, from
+        ``passages``; a tool-call unit has none: its compressed form is its own, never an excerpt)."""
         d = self.derive(row, verdict)
-        line, tokens_placeholder = self.placeholder(index, row.role, d.topic)
+        line, tokens_placeholder = self.placeholder(index, tools_label(row.unit) if row.unit else row.role, d.topic)
         critical = d.verdict.label is Importance.CRITICAL
         return Message(
             index=index,
@@ -184,6 +255,8 @@ class Ingestor:
             constraints=d.constraints,
             tokens_constraints=d.tokens_constraints,
             tokens_reference=self.components.counter.count(reference_line(index, row.role)) if critical else 0,
+            unit=d.unit,
+            sentences=None if row.unit is not None else sentences,
         )
 
     def constraint_sentences(self, text: str, role: str) -> str:
@@ -209,7 +282,9 @@ class Ingestor:
         """Whether the background model has work on ``message``: one long enough to be worth a summary,
         whose summary or topic it has not made yet."""
         keys, model = self.keys, self.components.abstractive
-        if model is None or message.tokens_full <= WORTH_A_SUMMARY * self.config.placeholder_max_tokens:
+        if model is None or message.unit is not None:  # a unit's forms are its API messages: not summarised
+            return False
+        if message.tokens_full <= WORTH_A_SUMMARY * self.config.placeholder_max_tokens:
             return False
         summary_done = keys.abstract_compressed is None or bool(
             self.cache.compressed.peek(keys.abstract_compressed, message.content_hash)

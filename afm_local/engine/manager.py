@@ -12,6 +12,7 @@ call that builds (once per process) and hands over the on-device stack.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
@@ -20,11 +21,13 @@ import numpy as np
 
 from ..core.config import AFMConfig, Fill, Overflow, Packing, Render, Spend
 from ..core.protocols import Components
+from ..core.telemetry import Observer, Operation, OperationName
 from ..core.turns import Turn, as_turn
 from ..core.types import Context, Importance, Message
+from ..core.units import group
 from .background import background_worker
 from .build import Request, build_context
-from .cache import ArtifactCache, content_hash
+from .cache import ArtifactCache
 from .history import History
 from .ingest import Ingestor, Row
 
@@ -39,14 +42,18 @@ class FocusManager:
         *,
         components: Components,
         cache: ArtifactCache | None = None,
+        observer: Observer | None = None,
+        memory_id: str | None = None,
     ) -> None:
         self.config = config or AFMConfig()
+        self.observer, self.memory_id = observer, memory_id  # opt-in reports of each operation (core.telemetry)
         self.components = components
         self.cache = cache or ArtifactCache()
         self._ingest = Ingestor(components, self.config, self.cache)
         self._history = History(getattr(components.embedder, "dim", 0) or 1, self.config.consolidate_similarity)
         self._lock = threading.RLock()
         self._pending: list[Future[None]] = []
+        self._open: tuple[Turn, ...] = ()  # a tool-call unit waiting for its results (core.units.group)
 
     # ------------------------------------------------------------------ ingestion
 
@@ -62,21 +69,27 @@ class FocusManager:
     def add_messages(self, turns: Iterable[Turn | Mapping[str, Any]]) -> list[Message]:
         """Add several messages at once; embeddings and classifications are batched.
 
-        Each is a ``Turn`` or a mapping ``{"role", "content", "importance"?, "id"?}`` (``core.turns.as_turn``);
-        a stored ``id`` is kept, so a session restored from the store keeps its ids (and, through the
-        cache, recomputes nothing).
+        Each is a ``Turn`` or a mapping ``{"role", "content", "importance"?, "id"?, "tool_calls"?,
+        "tool_call_id"?}`` (``core.turns.as_turn``); a stored ``id`` is kept, so a session restored from the
+        store keeps its ids (and, through the cache, recomputes nothing). An assistant message that calls
+        tools and the tool messages that answer it become one record (``core.units``), made once the last
+        result arrives (until then none is returned, and none is sent).
         """
-        rows = [Row.of(as_turn(turn)) for turn in turns]
-        vectors = self._ingest.embed([r.text for r in rows], [r.hash for r in rows])
+        start = time.time_ns()
+        with self._lock:
+            entries, self._open = group([as_turn(turn) for turn in turns], self._open)
+        rows = [Row.of(entry) for entry in entries]
+        passages = self._ingest.passages(rows)
         verdicts = self._ingest.classify(rows)
         stored = []
         with self._lock:
-            for row, vector, verdict in zip(rows, vectors, verdicts):
-                message = self._ingest.message(len(self._history), row, verdict)
+            for row, (vector, sentences), verdict in zip(rows, passages, verdicts):
+                message = self._ingest.message(len(self._history), row, verdict, sentences)
                 self._history.append(message, vector)
                 stored.append(message)
         for message in stored:
             self._schedule_refinement(message)
+        self._observe("create_memory", start, added=stored)
         return stored
 
     # ------------------------------------------------------------------ background model
@@ -148,21 +161,30 @@ class FocusManager:
             spend=spend,
             overflow=overflow,
         )
+        start = time.time_ns()
         with self._lock:  # a snapshot: the background worker may refine a message's forms meanwhile
             snap = self._history.snapshot()
-        return build_context(
-            snap, self._similarity(snap.vectors, current_query), req, self.components.counter, self.config
-        )
+        try:
+            ctx = build_context(snap, self._query_vector(current_query), req, self.components.counter, self.config)
+        except Exception as exc:
+            self._observe("search_memory", start, query=current_query, error=exc)
+            raise
+        self._observe("search_memory", start, query=current_query, context=ctx)
+        return ctx
+
+    def _observe(self, name: OperationName, start: int, **found: Any) -> None:
+        """Hand the observer, if there is one, the record of an operation that began at ``start``."""
+        if self.observer is not None:
+            self.observer.record(Operation(name, self.memory_id, start, time.time_ns(), len(self._history), **found))
 
     def similarity(self, query: str) -> np.ndarray:
-        """Cosine of each history message to ``query``, exactly as ``build_context`` scores it (for
-        retrieval baselines and tools)."""
-        return self._similarity(self.embeddings(), query)
+        """Cosine of each history message to ``query``, as ``build_context`` reads it (for retrieval
+        baselines and tools)."""
+        vectors = self.embeddings()
+        return vectors @ self._query_vector(query) if len(vectors) else np.zeros(0)
 
-    def _similarity(self, vectors: np.ndarray, query: str) -> np.ndarray:
-        if not len(vectors):
-            return np.zeros(0)
-        return vectors @ self._ingest.embed([query], [content_hash(query)], "query")[0]
+    def _query_vector(self, query: str) -> np.ndarray:
+        return self._ingest.query_vector(query)
 
     def embeddings(self) -> np.ndarray:
         """The history's embeddings, one row per message (for similarity baselines and tools)."""

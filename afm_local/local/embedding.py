@@ -108,11 +108,22 @@ class OnnxEmbedder:
         made every short one cost the whole window: 30 mixed messages took 7.5 s instead of 0.9 s
         with MiniLM, and on these CPUs batches of similar lengths were no faster than one text at a
         time. So a text's vector never depends on the texts it is embedded with."""
-        vectors, states = self._run(texts, kind)
+        vectors, states, _ = self._run(texts, kind)
         if kind == "passage" and self.split_output is not None:
             for text, state in zip(texts, states):
                 self._remember(text, state)
         return vectors
+
+    def embed_sentences(
+        self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Passage vectors and, from the same pass, one vector per span: the mean of the last hidden states
+        of the word pieces inside it, L2-normalised (a sentence read in its message's context)."""
+        vectors, states, sentences = self._run(texts, "passage", spans)
+        if self.split_output is not None:
+            for text, state in zip(texts, states):
+                self._remember(text, state)
+        return vectors, sentences
 
     def hidden_states(self, texts: Sequence[str]) -> list[np.ndarray]:
         """The passages' hidden states at ``split_output``, (word pieces, dim) per text: taken from the
@@ -125,19 +136,25 @@ class OnnxEmbedder:
             found.update(zip(missing, self._run(missing, "passage")[1]))
         return [found[t] for t in texts]
 
-    def _run(self, texts: Sequence[str], kind: EmbedKind) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Pooled unit vectors, and the hidden states at ``split_output`` when the graph has it."""
+    def _run(
+        self, texts: Sequence[str], kind: EmbedKind, spans: Sequence[Sequence[tuple[int, int]]] | None = None
+    ) -> tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]:
+        """Pooled vectors, the hidden states at ``split_output`` when the graph has it, and the pooled vectors
+        of ``spans`` (character offsets into each text) when they are asked for."""
         prefix = self.model.prefixes[kind]
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         states: list[np.ndarray] = []
+        sentences: list[np.ndarray] = []
         for row, encoding in enumerate(self._tokenizer.encode_batch([prefix + t for t in texts])):
             ids = np.asarray([encoding.ids], dtype=np.int64)
             feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
             hidden, *split = self._session.run(self._outputs, {k: v for k, v in feed.items() if k in self._inputs})
-            vector = hidden[0].mean(axis=0)
-            out[row] = vector / max(float(np.linalg.norm(vector)), 1e-12)
+            out[row] = _normalised(hidden[0].mean(axis=0))
             states += [split[0][0]] if split else []
-        return out, states
+            if spans is not None:
+                offsets = np.asarray(encoding.offsets, dtype=np.int64).reshape(-1, 2) - len(prefix)
+                sentences.append(_pooled(hidden[0], offsets, spans[row], out[row]))
+        return out, states, sentences
 
     def _take(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         with self._lock:
@@ -153,3 +170,18 @@ class OnnxEmbedder:
             self._recent_bytes += states.nbytes
             while self._recent_bytes > RECENT_BYTES and len(self._recent) > 1:
                 self._recent_bytes -= self._recent.popitem(last=False)[1].nbytes
+
+
+def _normalised(vector: np.ndarray) -> np.ndarray:
+    return vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+
+def _pooled(hidden: np.ndarray, offsets: np.ndarray, spans: Sequence[tuple[int, int]], whole: np.ndarray) -> np.ndarray:
+    """The mean hidden state of the word pieces inside each span, as unit rows; a span that the window cut
+    off (or that holds no word piece) takes the whole text's vector."""
+    inside = (offsets[:, 1] > offsets[:, 0]) & (offsets[:, 0] >= 0)
+    out = np.empty((len(spans), hidden.shape[1]), dtype=np.float32)
+    for k, (a, b) in enumerate(spans):
+        mask = inside & (offsets[:, 0] >= a) & (offsets[:, 1] <= b)
+        out[k] = _normalised(hidden[mask].mean(axis=0)) if mask.any() else whole
+    return out

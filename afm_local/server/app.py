@@ -13,8 +13,8 @@ from __future__ import annotations
 import ipaddress
 import logging
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import httpx
@@ -22,6 +22,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from .._version import __version__
 from ..core.errors import (
@@ -29,6 +30,7 @@ from ..core.errors import (
     BudgetTooSmall,
     InvalidInput,
     ModelError,
+    QuotaExceeded,
     StoreError,
     StoreFull,
     StoreUnavailable,
@@ -37,18 +39,23 @@ from ..core.errors import (
 from ..local import local_components
 from .errors import STATUS_KIND, APIError, error_response
 from .middleware import AuthMiddleware, BodyLimitMiddleware, MetricsMiddleware
-from .routes import chat, context, ops, sessions
+from .routes import chat, context, formats, ops, sessions, tenant
 from .settings import ServerSettings
 from .state import AppState
 from .store import open_store
 
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
 log = logging.getLogger("afm_local.server")
+MCP_PATH = "/mcp"
 
 # AFMError class -> (status, error type); the first match in this order wins.
 ERROR_STATUS: tuple[tuple[type[AFMError], int, str], ...] = (
     (BudgetTooSmall, 422, "budget_too_small"),
     (InvalidInput, 422, "invalid_request"),
     (UnknownSession, 404, "not_found"),
+    (QuotaExceeded, 413, "quota_exceeded"),
     (StoreFull, 507, "storage_full"),
     (StoreUnavailable, 503, "storage_unavailable"),
     (StoreError, 503, "storage_unavailable"),
@@ -69,6 +76,7 @@ def afm_error_response(exc: AFMError) -> JSONResponse:
 
 def create_app(settings: ServerSettings) -> FastAPI:
     state = AppState(settings)
+    mcp = _mcp_server(state)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -76,7 +84,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
             state.components = await anyio.to_thread.run_sync(
                 lambda: local_components(settings.config, threads=settings.threads, abstractive=settings.abstractive)
             )
-        if settings.upstream:
+        if settings.upstream or settings.anthropic_upstream:
             # trust_env=False: no proxy or netrc from the environment; the upstream is the only peer.
             state.http = httpx.AsyncClient(
                 trust_env=False,
@@ -86,11 +94,14 @@ def create_app(settings: ServerSettings) -> FastAPI:
         log.info(
             "afm-local server ready (db=%s, upstream=%s, auth=%s)",
             state.store.description,
-            settings.upstream or "built-in",
-            "on" if settings.api_key else "off",
+            settings.upstream or settings.anthropic_upstream or "built-in",
+            "open" if state.keyring.is_open() else "keys",
         )
         try:
-            yield
+            async with AsyncExitStack() as stack:
+                if mcp is not None:
+                    await stack.enter_async_context(mcp.session_manager.run())
+                yield
         finally:
             if state.http is not None:
                 await state.http.aclose()
@@ -106,17 +117,51 @@ def create_app(settings: ServerSettings) -> FastAPI:
         redoc_url=None,
         openapi_url="/openapi.json",
         description="Adaptive Focus Memory over HTTP, fully local. Every route but /healthz and the "
-        "static inspector page requires `Authorization: Bearer <key>` when a key is set.",
+        "static inspector page requires `Authorization: Bearer <key>` when a key is set; a key belongs to "
+        "a tenant and sees only that tenant's data.",
     )
     app.state.afm = state
     _add_error_handlers(app)
-    for module in (ops, sessions, context, chat):
+    for module in (ops, sessions, context, chat, formats, tenant):
         app.include_router(module.router)
+    if mcp is not None:
+        _mount_mcp(app, mcp, settings.host)
     # ASGI layers, outermost last
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
-    app.add_middleware(AuthMiddleware, api_key=settings.api_key)
+    app.add_middleware(AuthMiddleware, keyring=state.keyring, limiter=state.rate_limiter)
     app.add_middleware(MetricsMiddleware, requests=state.requests, latency=state.latency)
     return app
+
+
+def _mcp_server(state: AppState) -> MCPServer | None:
+    """The MCP server over this app's state, or ``None`` (logged) when the ``mcp`` extra is not installed."""
+    try:
+        from .mcp import http_scope, mcp_server
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        log.info("no %s endpoint: the MCP SDK is not installed (pip install 'afm-local[mcp]')", MCP_PATH)
+        return None
+    return mcp_server(http_scope(state))
+
+
+def _mount_mcp(app: FastAPI, mcp: MCPServer, host: str) -> None:
+    """``/mcp``: streamable HTTP, stateless, so any worker answers any call. POST only: a stateless server
+    sends nothing unasked, so the GET stream the SDK would hold open forever answers 405, as the MCP spec
+    allows. The OpenAPI schema describes it beside the routes (clients, the fuzz tests)."""
+    from .mcp import OPENAPI_PATH_ITEM
+
+    for route in mcp.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host).routes:
+        assert isinstance(route, Route), route  # no SDK auth routes: AuthMiddleware guards /mcp
+        app.router.routes.append(Route(route.path, endpoint=route.endpoint, methods=["POST"]))
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            build()["paths"][MCP_PATH] = OPENAPI_PATH_ITEM
+        return app.openapi_schema or build()
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _add_error_handlers(app: FastAPI) -> None:
@@ -216,6 +261,6 @@ def run_server(settings: ServerSettings) -> None:
         uvicorn.run(create_app(settings), **options)
         return
     # Open (and migrate) the store once here, so that a bad --db is one line before any worker starts.
-    open_store(settings.db, synchronous=settings.synchronous, pool_size=1).close()
+    open_store(settings.db, synchronous=settings.synchronous, pool_size=1, encryption_key=settings.db_key).close()
     config = uvicorn.Config(WorkerApp(settings), workers=settings.workers, **options)
     Multiprocess(config, sockets=[config.bind_socket()]).run()

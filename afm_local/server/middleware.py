@@ -1,17 +1,23 @@
-"""The ASGI layers in front of the app: body-size limit, API-key check and request metrics."""
+"""The ASGI layers in front of the app: body-size limit, API key and tenant, rate limit, request metrics
+and the access log."""
 
 from __future__ import annotations
 
-import hmac
+import logging
+import math
 import time
 from collections.abc import Callable
 from typing import Any
 
+import anyio
 from prometheus_client import Counter, Histogram
 from prometheus_client.core import CounterMetricFamily
 
-from ..engine.cache import ArtifactCache
+from ..core.errors import StoreError
+from .auth import OPEN, KeyRing, Principal, RateLimiter
 from .errors import error_body, send_json
+
+access_log = logging.getLogger("afm_local.access")
 
 DRAIN_LIMIT = 64 << 20  # an oversized body is read (and discarded) up to this, so the client sees the 413
 PUBLIC_PATHS = {"/healthz", "/"}  # "/" is the static inspector page: no data, it asks for the key itself
@@ -96,21 +102,23 @@ class BodyLimitMiddleware:
 
 
 class AuthMiddleware:
-    """``Authorization: Bearer <key>`` on every route but the public ones, compared in constant time."""
+    """``Authorization: Bearer <key>`` on every route but the public ones (``server.auth``): the request's
+    ``Principal`` (tenant and key id) goes into ``scope["state"]["principal"]``, where the routes'
+    dependencies read it; then the key's rate limit."""
 
-    def __init__(self, app: Any, api_key: str | None) -> None:
-        self.app = app
-        self.expected = f"Bearer {api_key}".encode() if api_key else None
+    def __init__(self, app: Any, keyring: KeyRing, limiter: RateLimiter) -> None:
+        self.app, self.keyring, self.limiter = app, keyring, limiter
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
-        if scope["type"] != "http" or self.expected is None or scope.get("path") in PUBLIC_PATHS:
+        if scope["type"] != "http" or scope.get("path") in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
-        given = b""
-        for name, value in scope.get("headers", []):
-            if name == b"authorization":
-                given = value
-        if not hmac.compare_digest(given, self.expected):
+        try:
+            principal = await anyio.to_thread.run_sync(self._principal, _bearer(scope))
+        except StoreError as exc:  # the keys could not be read: nothing is served, as for any store failure
+            await send_json(send, 503, error_body("storage_unavailable", str(exc)))
+            return
+        if principal is None:
             await send_json(
                 send,
                 401,
@@ -118,11 +126,35 @@ class AuthMiddleware:
                 [(b"www-authenticate", b"Bearer")],
             )
             return
+        scope.setdefault("state", {})["principal"] = principal
+        wait = self.limiter.wait_needed(principal.key_id)
+        if wait > 0:
+            message = f"rate limit of this key exceeded ({self.limiter.rate:g} requests/s); retry in {wait:.1f} s"
+            await send_json(
+                send, 429, error_body("rate_limited", message), [(b"retry-after", str(math.ceil(wait)).encode())]
+            )
+            return
         await self.app(scope, receive, send)
+
+    def _principal(self, token: bytes | None) -> Principal | None:
+        """The key's principal; with no valid key, the open default when the server has no key at all."""
+        principal = self.keyring.resolve(token) if token else None
+        if principal is None and self.keyring.is_open():
+            return OPEN
+        return principal
+
+
+def _bearer(scope: dict[str, Any]) -> bytes | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization" and value[:7].lower() == b"bearer ":
+            return bytes(value[7:].strip())
+    return None
 
 
 class MetricsMiddleware:
-    """Request counts by route template and status, and latency histograms (streams: until the end)."""
+    """Request counts by route template and status, latency histograms (streams: until the end), and one
+    access-log line a request: tenant, key id, method, route template, status, milliseconds. Never a
+    path's ids, a body, a query or a key."""
 
     def __init__(self, app: Any, requests: Counter, latency: Histogram) -> None:
         self.app, self.requests, self.latency = app, requests, latency
@@ -143,25 +175,36 @@ class MetricsMiddleware:
             await self.app(scope, receive, send_status)
         finally:
             route = scope.get("route")
-            label = getattr(route, "path", None) or ("rejected" if status[0] in (400, 401, 413) else "unmatched")
+            label = getattr(route, "path", None) or ("rejected" if status[0] in (400, 401, 413, 429) else "unmatched")
+            elapsed = time.perf_counter() - start
             self.requests.labels(route=label, method=scope.get("method", ""), status=str(status[0])).inc()
-            self.latency.labels(route=label).observe(time.perf_counter() - start)
+            self.latency.labels(route=label).observe(elapsed)
+            who = scope.get("state", {}).get("principal")
+            access_log.info(
+                "tenant=%s key=%s %s %s %d %.1fms",
+                who.tenant if who else "-",
+                who.key_id if who else "-",
+                scope.get("method", ""),
+                label,
+                status[0],
+                elapsed * 1000,
+            )
 
 
 class CacheCollector:
-    """Exports the artifact caches' hit and miss counters."""
+    """Exports the artifact caches' hit and miss counters: ``counts()`` gives (hits, misses) by cache name."""
 
-    def __init__(self, caches: dict[str, ArtifactCache]) -> None:
-        self.caches = caches
+    def __init__(self, counts: Callable[[], dict[str, tuple[int, int]]]) -> None:
+        self.counts = counts
 
     def collect(self) -> Any:
-        hits = CounterMetricFamily("afm_cache_hits", "Artifact cache hits (memory or SQLite).", labels=["cache"])
+        hits = CounterMetricFamily("afm_cache_hits", "Artifact cache hits (memory or the store).", labels=["cache"])
         misses = CounterMetricFamily(
             "afm_cache_misses", "Artifact cache misses (the artifact was computed).", labels=["cache"]
         )
-        for name, cache in self.caches.items():
-            hits.add_metric([name], cache.hits)
-            misses.add_metric([name], cache.misses)
+        for name, (hit, miss) in self.counts().items():
+            hits.add_metric([name], hit)
+            misses.add_metric([name], miss)
         yield hits
         yield misses
 

@@ -12,6 +12,7 @@ from ..core.config import AFMConfig, check_budget
 from ..core.errors import InvalidInput
 from ..core.protocols import Components
 from .schemas import MAX_BUDGET
+from .store.tenant import Quota
 from .store.url import is_postgres_url
 
 MAX_BODY_BYTES = 1 << 20  # 1 MiB
@@ -28,8 +29,10 @@ class ServerSettings:
     port: int = 8765
     workers: int = 1  # processes sharing the port (uvicorn's supervisor); more than one wants PostgreSQL
     db: Path | str = Path("afm-local.db")  # a SQLite file, or a postgresql:// URL shared by several workers
-    upstream: str | None = None
-    api_key: str | None = None
+    upstream: str | None = None  # OpenAI-compatible: /v1/chat/completions and /v1/responses are forwarded there
+    anthropic_upstream: str | None = None  # /v1/messages is forwarded there (default: the upstream)
+    api_key: str | None = None  # --api-key-env's key: the one-tenant default (tenant "default")
+    db_key: str | None = None  # --db-key-env's key: a SQLCipher-encrypted SQLite file
     upstream_api_key: str | None = None
     budget: int = 2000
     threads: int = 1
@@ -38,9 +41,16 @@ class ServerSettings:
     abstractive: bool = True  # run config.compressor_model (none by default) in the background
     max_body_bytes: int = MAX_BODY_BYTES
     max_sessions_in_memory: int = 1000
+    max_tenant_caches: int = 16  # tenants whose stateless artifact cache stays in memory
+    rate_limit: float = 100.0  # requests a second per key, per worker process; 0: none
+    rate_burst: int = 200
+    quota_sessions: int | None = 10_000  # per tenant; None: no limit
+    quota_messages: int | None = 1_000_000
+    quota_bytes: int | None = 1 << 30  # message content, UTF-8
     model_path: Path | None = None  # built-in answerer; default: the manifest's qwen2.5-coder GGUF
     n_ctx: int = BUILTIN_N_CTX
     upstream_timeout_s: float = 600.0
+    otel: bool = False  # OpenTelemetry spans of every ingest and build (afm_local.integrations.otel, the otel extra)
     config: AFMConfig = field(default_factory=AFMConfig)
     components: Components | None = None
 
@@ -55,12 +65,35 @@ class ServerSettings:
         if not isinstance(self.workers, int) or self.workers < 1:
             raise InvalidInput("workers must be a positive integer")
         check_budget(self.budget, MAX_BUDGET, "budget")
-        if self.upstream is not None:
-            parts = urlsplit(self.upstream)
-            if parts.scheme not in ("http", "https") or not parts.netloc:
-                raise InvalidInput(f"upstream must be an http(s) URL, got {self.upstream!r}")
-            self.upstream = self.upstream.rstrip("/")
-            if self.upstream.endswith("/v1"):
-                self.upstream = self.upstream[: -len("/v1")]
+        self.upstream = _base_url(self.upstream, "upstream")
+        self.anthropic_upstream = _base_url(self.anthropic_upstream, "anthropic upstream")
         if self.api_key is not None and not self.api_key:
             raise InvalidInput("the API key is empty")
+        if self.db_key is not None and isinstance(self.db, str):
+            raise InvalidInput("--db-key-env encrypts the SQLite store; see docs/server.md for PostgreSQL")
+        if self.rate_limit < 0 or self.rate_burst < 1:
+            raise InvalidInput("rate limit must be 0 (none) or positive, with a burst of at least 1")
+        for name in ("quota_sessions", "quota_messages", "quota_bytes"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                flag = "--" + name.replace("_", "-")
+                raise InvalidInput(f"{flag} must be a positive integer (0 on the command line: no limit)")
+
+    @property
+    def quota(self) -> Quota:
+        return Quota(self.quota_sessions, self.quota_messages, self.quota_bytes)
+
+    def upstream_for(self, route: str) -> str | None:
+        """Where a proxy route forwards to: Anthropic's format to its own upstream when one is given."""
+        return (self.anthropic_upstream or self.upstream) if route == "/v1/messages" else self.upstream
+
+
+def _base_url(url: str | None, name: str) -> str | None:
+    """An upstream's base URL, checked, without a trailing slash or ``/v1`` (the routes add it)."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InvalidInput(f"{name} must be an http(s) URL, got {url!r}")
+    url = url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url

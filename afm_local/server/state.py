@@ -10,6 +10,12 @@ gives it the next position), then catches up, which brings in its own row and an
 before it. A message appended through one worker is therefore in the next context any worker builds.
 A session is evicted (least recently used) past ``max_sessions_in_memory``; the artifact caches are
 keyed by content hash, so they stay correct whatever any worker does, and are bounded LRUs.
+
+Tenants: a loaded session is found by (tenant, id), and reaches the store only through its tenant's
+``TenantStore``. Each session has its own artifact cache over its own rows (``SessionArtifacts``), and
+each tenant its own memory-only cache for the stateless routes: nothing derived from one tenant's text
+is ever looked up for another (docs/server.md). Erasing a session or a tenant cancels its queued
+background jobs, forgets what is loaded, and lets the store scrub the bytes.
 """
 
 from __future__ import annotations
@@ -27,23 +33,44 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from ..core.accounting import verbatim_cost
 from ..core.config import Packing, Render
-from ..core.errors import UnknownSession
+from ..core.errors import InvalidInput, UnknownSession
 from ..core.protocols import Components
+from ..core.tags import parse_tag
+from ..core.telemetry import Observer
 from ..core.turns import Turn
 from ..core.types import FIDELITIES, Context, Message
 from ..engine import ArtifactCache, FocusManager
 from ..engine.ingest import Ingestor, Row
 from .answerer import BuiltinModel
+from .auth import KeyRing, RateLimiter
 from .middleware import CacheCollector
 from .settings import ServerSettings
-from .store import Store, open_store, valid_session_id
+from .store import Store, TenantStore, open_store, valid_session_id
 
 T = TypeVar("T")
 log = logging.getLogger("afm_local.server")
 
 
+SESSION_CACHE_ENTRIES = 512  # a loaded session's history holds its artifacts; the cache serves ingest
+STATELESS_CACHE_ENTRIES = 50_000  # per tenant, memory only
+
+
+class SessionArtifacts:
+    """``engine.cache.CacheBackend`` over one session's artifact rows (``TenantStore``)."""
+
+    def __init__(self, store: TenantStore, session_id: str) -> None:
+        self.store, self.session_id = store, session_id
+
+    def load_artifact(self, kind: str, key: str) -> bytes | None:
+        return self.store.load_artifact(self.session_id, kind, key)
+
+    def save_artifact(self, kind: str, key: str, data: bytes) -> None:
+        self.store.save_artifact(self.session_id, kind, key, data)
+
+
 @dataclass
 class SessionState:
+    cache: ArtifactCache
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     fm: FocusManager | None = None
 
@@ -52,18 +79,23 @@ class AppState:
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
         self.store: Store = open_store(
-            settings.db, synchronous=settings.synchronous, pool_size=settings.concurrency + 2
-        )  # + health check, background model
-        self.session_cache = ArtifactCache(backend=self.store)
-        self.stateless_cache = ArtifactCache(max_entries=100_000)  # memory only: see docs/server.md
+            settings.db,
+            synchronous=settings.synchronous,
+            pool_size=settings.concurrency + 2,  # + health check, background model
+            encryption_key=settings.db_key,
+        )
+        self.keyring = KeyRing(self.store.keys, settings.api_key)
+        self.rate_limiter = RateLimiter(settings.rate_limit, settings.rate_burst)
+        self.stateless: OrderedDict[str, ArtifactCache] = OrderedDict()  # by tenant, memory only
+        self._retired = {"session": [0, 0], "stateless": [0, 0]}  # hits and misses of caches let go
         self.components: Components | None = settings.components
-        self._ingestor: Ingestor | None = None
         self.limiter = anyio.CapacityLimiter(settings.concurrency)
-        self.sessions: OrderedDict[str, SessionState] = OrderedDict()
+        self.sessions: OrderedDict[tuple[str, str], SessionState] = OrderedDict()
         self.builtin = (
             BuiltinModel(settings.model_path, settings.threads, settings.n_ctx) if not settings.upstream else None
         )
         self.http: httpx.AsyncClient | None = None
+        self.observer = _otel_observer() if settings.otel else None
         self.health_problem: str | None = None
         self.registry = CollectorRegistry()
         self.requests = Counter(
@@ -86,7 +118,7 @@ class AppState:
             "afm_tokens_used", "Tokens of the packed contexts.", ["route"], registry=self.registry
         )
         self.appended = Counter("afm_messages_appended", "Messages committed to the store.", registry=self.registry)
-        self.registry.register(CacheCollector({"session": self.session_cache, "stateless": self.stateless_cache}))
+        self.registry.register(CacheCollector(self.cache_counts))
 
     def report_health(self, problem: str | None) -> None:
         """Log the store's health when it changes (a load balancer polls it every few seconds)."""
@@ -100,16 +132,40 @@ class AppState:
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
 
-    def manager(self, cache: ArtifactCache) -> FocusManager:
+    def manager(self, cache: ArtifactCache, session_id: str | None = None) -> FocusManager:
         assert self.components is not None
-        return FocusManager(self.settings.config, components=self.components, cache=cache)
+        return FocusManager(
+            self.settings.config, components=self.components, cache=cache, observer=self.observer, memory_id=session_id
+        )
 
-    def ingestor(self) -> Ingestor:
-        """Ingest over the sessions' cache, for artifacts made before a row commits."""
-        if self._ingestor is None:
-            assert self.components is not None
-            self._ingestor = Ingestor(self.components, self.settings.config, self.session_cache)
-        return self._ingestor
+    def tenant(self, name: str) -> TenantStore:
+        """The store as tenant ``name`` sees it, with the tenant quota of the settings."""
+        return self.store.tenant(name, self.settings.quota)
+
+    def stateless_cache(self, tenant: str) -> ArtifactCache:
+        """The tenant's memory-only cache for the stateless routes (the most recent tenants' are kept)."""
+        cache = self.stateless.get(tenant)
+        if cache is None:
+            cache = self.stateless[tenant] = ArtifactCache(max_entries=STATELESS_CACHE_ENTRIES)
+            while len(self.stateless) > self.settings.max_tenant_caches:
+                self._retire("stateless", self.stateless.popitem(last=False)[1])
+        self.stateless.move_to_end(tenant)
+        return cache
+
+    def cache_counts(self) -> dict[str, tuple[int, int]]:
+        """Hits and misses of every artifact cache this process had, by kind of cache (for /metrics)."""
+        live = {
+            "session": [s.cache for s in list(self.sessions.values())],
+            "stateless": list(self.stateless.values()),
+        }
+        return {
+            name: (retired[0] + sum(c.hits for c in live[name]), retired[1] + sum(c.misses for c in live[name]))
+            for name, retired in self._retired.items()
+        }
+
+    def _retire(self, name: str, cache: ArtifactCache) -> None:
+        self._retired[name][0] += cache.hits
+        self._retired[name][1] += cache.misses
 
     def count_context(self, ctx: Context, original: int, route: str) -> dict[str, str]:
         """The ``X-AFM-*`` headers of a packed context, with the token metrics counted."""
@@ -120,61 +176,124 @@ class AppState:
 
     # -------------------------------------------------------------- sessions
 
-    async def session(self, session_id: str) -> SessionState:
-        """The loaded session, caught up with the store (restored on first use: every artifact from the cache)."""
+    async def session(self, store: TenantStore, session_id: str) -> SessionState:
+        """The tenant's loaded session, caught up with the store (restored on first use: every artifact
+        from its rows). ``UnknownSession`` when the tenant has no such session, whoever else may."""
         if not valid_session_id(session_id):
             raise UnknownSession(session_id)
-        state = self.sessions.get(session_id)
+        key = (store.tenant, session_id)
+        state = self.sessions.get(key)
         if state is None:
-            state = self.sessions[session_id] = SessionState()
+            cache = ArtifactCache(SessionArtifacts(store, session_id), max_entries=SESSION_CACHE_ENTRIES)
+            state = self.sessions[key] = SessionState(cache)
         async with state.lock:
-            await self.catch_up(session_id, state)
-        if self.sessions.get(session_id) is state:
-            self.sessions.move_to_end(session_id)
+            await self.catch_up(store, session_id, state)
+        if self.sessions.get(key) is state:
+            self.sessions.move_to_end(key)
         self._evict()
         return state
 
-    async def catch_up(self, session_id: str, state: SessionState) -> None:
+    async def catch_up(self, store: TenantStore, session_id: str, state: SessionState) -> None:
         """Add the rows any worker committed since ``state`` last looked; the caller holds ``state.lock``."""
         try:
-            await self.run(self._catch_up, session_id, state)
+            await self.run(self._catch_up, store, session_id, state)
         except UnknownSession:
-            if self.sessions.get(session_id) is state:
-                del self.sessions[session_id]
+            self.forget(store.tenant, session_id, state)
             raise
 
-    def _catch_up(self, session_id: str, state: SessionState) -> None:
+    def _catch_up(self, store: TenantStore, session_id: str, state: SessionState) -> None:
         known = len(state.fm.messages) if state.fm is not None else 0
-        found = self.store.messages_since(session_id, known)
+        found = store.messages_since(session_id, known)
         if found is None:
             raise UnknownSession(session_id)
         count, rows = found
         if state.fm is None or count < known or (rows and rows[0]["seq"] != known):
             # First use, or the store no longer holds what this copy has (restored from a backup): rebuild.
-            state.fm = self.manager(self.session_cache)
+            state.fm = self.manager(state.cache, session_id)
             if known:
-                found = self.store.messages_since(session_id, 0)
+                found = store.messages_since(session_id, 0)
                 rows = found[1] if found else []
         if rows:
             state.fm.add_messages(rows)  # store rows are turns (role, content, importance, id) with their seq
 
-    def prepare_artifacts(self, turn: Turn) -> None:
+    def prepare_artifacts(self, state: SessionState, turn: Turn) -> None:
         """Compute and store every artifact of a message about to be appended, so that its row commits
         last and restoring it never runs a model; the session's manager then takes the message in from
         the cache (and schedules the background model's work on it, if any)."""
-        self.ingestor().artifacts([Row.of(turn)])
+        assert self.components is not None
+        Ingestor(self.components, self.settings.config, state.cache).artifacts([Row.of(turn)])
+
+    async def append(self, store: TenantStore, session_id: str, turn: Turn) -> dict[str, Any]:
+        """Artifacts first, then the row (the store gives it the session's next position), then the answer:
+        what returns is committed. The session must be the tenant's (404 before any model work)."""
+        session = await self.session(store, session_id)
+        await self.run(self.prepare_artifacts, session, turn)
+        importance = turn.importance.value if turn.importance is not None else None
+        async with session.lock:
+            row = await self.run(store.append_message, session_id, turn.id, turn.role, turn.content, importance)
+            await self.catch_up(store, session_id, session)
+        assert session.fm is not None
+        self.appended.inc()
+        return message_out(session.fm.messages[row["seq"]], row)
 
     def _evict(self) -> None:
         excess = len(self.sessions) - self.settings.max_sessions_in_memory
-        for sid in list(self.sessions)[: max(0, excess)]:
-            if not self.sessions[sid].lock.locked():
-                del self.sessions[sid]
+        for key in list(self.sessions)[: max(0, excess)]:
+            if not self.sessions[key].lock.locked():
+                self._retire("session", self.sessions.pop(key).cache)
 
-    def forget(self, session_id: str) -> None:
-        self.sessions.pop(session_id, None)
+    def forget(self, tenant: str, session_id: str, state: SessionState | None = None) -> None:
+        """Let a loaded session go (only ``state``, when given); its queued background jobs are cancelled."""
+        key = (tenant, session_id)
+        if key in self.sessions and (state is None or self.sessions[key] is state):
+            gone = self.sessions.pop(key)
+            if gone.fm is not None:
+                gone.fm.close()
+            self._retire("session", gone.cache)
+
+    # -------------------------------------------------------------- erasure
+
+    async def erase_session(self, store: TenantStore, session_id: str) -> None:
+        """Erase one session of the tenant everywhere: its queued jobs, its loaded copy, its rows and bytes;
+        ``UnknownSession`` when the tenant has none by that id."""
+        if not valid_session_id(session_id):
+            raise UnknownSession(session_id)
+        state = self.sessions.get((store.tenant, session_id))
+        if state is None:
+            erased = await self.run(store.erase_session, session_id)
+        else:
+            async with state.lock:
+                if state.fm is not None:
+                    state.fm.close()
+                erased = await self.run(store.erase_session, session_id)
+                self.forget(store.tenant, session_id)
+        if not erased:
+            raise UnknownSession(session_id)
+
+    async def erase_tenant(self, store: TenantStore) -> int:
+        """Erase everything the tenant stored: sessions (loaded or not), its stateless cache, the bytes."""
+        for tenant, session_id in [k for k in self.sessions if k[0] == store.tenant]:
+            self.forget(tenant, session_id)
+        cache = self.stateless.pop(store.tenant, None)
+        if cache is not None:
+            self._retire("stateless", cache)
+        return await self.run(store.erase)
+
+
+def _otel_observer() -> Observer:
+    """``--otel``: spans through the configured tracer provider (the SDK's over OTLP when none is set)."""
+    try:
+        from ..integrations.otel import OtelObserver, configure
+    except ImportError as exc:
+        raise InvalidInput(
+            f"--otel needs OpenTelemetry: pip install 'afm-local[otel]' ({exc.name} is missing)"
+        ) from None
+    configure()
+    return OtelObserver()
 
 
 def message_out(message: Message, row: dict[str, Any] | None) -> dict[str, Any]:
+    tag = parse_tag(message.raw)[0]
     return {
         "id": message.id,
         "seq": message.index,
@@ -183,6 +302,7 @@ def message_out(message: Message, row: dict[str, Any] | None) -> dict[str, Any]:
         "importance": message.importance.value,
         "importance_source": message.importance_source,
         "importance_override": row.get("importance") if row else None,
+        "tag": tag.value if tag is not None else None,
         "tokens_full": message.tokens_full,
         "tokens_compressed": message.tokens_compressed,
         "tokens_placeholder": message.tokens_placeholder,

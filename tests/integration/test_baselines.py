@@ -106,11 +106,14 @@ def test_baselines_shape_and_budget(comps, budget):
 
 
 def test_placeholder_cap_and_similarity_floor_never_unprotect_critical(comps, manager):
-    """The long-conversation fields (on by default, off in the paper preset) keep every CRITICAL guarantee."""
-    assert AFMConfig().similarity_floor is not None and AFMConfig.paper().similarity_floor is None
+    """The long-conversation fields (off in the paper preset) keep every CRITICAL guarantee."""
+    assert AFMConfig.paper().similarity_floor is None
     capped = FocusManager(AFMConfig(max_placeholders=5), components=comps)
     capped.add_messages(SCENARIO["messages"])
+    floored = FocusManager(AFMConfig(scoring="paper", similarity_floor=0.8, placeholders="message"), components=comps)
+    floored.add_messages(SCENARIO["messages"])
     for budget in (300, 500):
+        assert floored.build_context(SCENARIO["query"], budget, SCENARIO["preamble"]).items[1].fidelity is Fidelity.FULL
         ctx = capped.build_context(current_query=SCENARIO["query"], budget_tokens=budget, system_preamble=SCENARIO["preamble"],
                                    render="structured")
         assert ctx.tokens_used <= budget

@@ -251,7 +251,7 @@ def _make_read_only(writable: Path, folder: Path) -> Path:
 def test_read_only_sqlite_refuses_to_start_in_one_line(read_only_folder):
     writable, folder = read_only_folder
     store = open_store(writable / "x.db")
-    store.create_session()
+    store.tenant("default").create_session()
     store.close()
     where = _make_read_only(writable, folder)
     one_line_error(serve_once(str(where / "x.db")), "read-only")

@@ -42,6 +42,10 @@ class BagEmbedder:
                 out[row] /= norm
         return out
 
+    def embed_sentences(self, texts: Sequence[str], spans: Sequence[Sequence[tuple[int, int]]]):
+        """Each span embedded on its own (no context): good enough for the pure core's tests."""
+        return self.embed(texts), [self.embed([t[a:b] for a, b in s]) for t, s in zip(texts, spans)]
+
 
 def fake_components() -> Components:
     counter = WordCounter()

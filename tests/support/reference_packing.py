@@ -93,8 +93,9 @@ def pack(items: list[Item], available: int, packing: str = "afm", fill: str = "c
         spare = available - used - allowance + upgrade(items, out, restore, caps, allowance)
         if not reserve_placeholders:  # content first, then stubs
             spare = upgrade(items, out, others, caps, spare, Fidelity.COMPRESSED)
-            if spend == "budget":
+            if spend == "budget":  # breadth (every message's text, best first), then depth (up to Full)
                 best = sorted(range(len(items)), key=lambda i: (-items[i].score, i))
+                spare = upgrade(items, out, best, [Fidelity.COMPRESSED] * len(items), spare, Fidelity.COMPRESSED)
                 spare = upgrade(items, out, best, [Fidelity.FULL] * len(items), spare, Fidelity.COMPRESSED)
         spare = upgrade(items, out, others, caps, spare)
     if spend == "budget" and spare > 0:

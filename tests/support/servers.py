@@ -143,3 +143,13 @@ def metric(text: str, name: str, **labels: str) -> float:
         if got == want:
             return float(m.group(3))
     return 0.0
+
+
+def create_key(db: str, tenant: str, env: dict[str, str] | None = None, *extra: str) -> str:
+    """A tenant's key, made with the real command line (``afm-local keys create``)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "afm_local", "keys", "create", "--tenant", tenant, "--db", db, *extra],
+        cwd=REPO, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()

@@ -6,7 +6,6 @@ import pytest
 
 from afm_local import AFMConfig, BudgetTooSmall, Fidelity, FocusManager, Importance, InvalidInput
 from afm_local.core.accounting import sent_cost
-
 from tests.support.fakes import fake_components
 
 HISTORY = [
@@ -113,3 +112,42 @@ def test_paper_preset_follows_the_papers_rules_on_a_fixed_history():
     with pytest.raises(BudgetTooSmall):  # the paper refuses when a constraint cannot be sent whole
         fm.build_context(query, fixed + fm.messages[1].tokens_full)
     assert np.isfinite(ctx.items[0].recency)
+
+
+LONG_CHAT = [
+    {"role": "user" if k % 2 == 0 else "assistant", "content": text}
+    for k, text in enumerate(
+        [f"Chat {i}: we talked about the weather in town number {i} and nothing else at all." for i in range(40)]
+        + ["My sister Olga works at a bakery in Porto. She bakes bread every morning before dawn. The town has a "
+           "river, two bridges and a market on Sundays. Tourists come in summer for the old churches and the tiles."]
+        + [f"Later {i}: the train schedule for line {i} changed again this week, as usual." for i in range(40)]
+    )
+]
+
+ASK = "Which bakery does my sister Olga work at in Porto?"
+
+
+def test_runs_left_out_become_one_line_each_and_are_counted():
+    fm = FocusManager(components=fake_components())
+    fm.add_messages(LONG_CHAT)
+    ctx = fm.build_context(ASK, 400, render="chat")
+    assert ctx.tokens_used == sent_cost(fm.components.counter, ctx.messages, fm.config) <= 400
+    lines = [it for it in ctx.items if it.reason.startswith("placeholder: turns")]
+    assert lines, "a run left out is named"
+    heads = [it for it in lines if it.text]
+    assert any(it.text.startswith("[Turns ") for it in heads)  # one line for a whole run, sent once
+    assert all(it.text.startswith("[Turn") for it in heads)  # a run of one message: its own turn line
+    assert sum(m["content"].startswith("[Turn") for m in ctx.messages) == len(heads) < len(lines)
+    assert ctx.items[40].fidelity in (Fidelity.FULL, Fidelity.COMPRESSED)  # the evidence itself is sent
+
+
+def test_the_excerpt_is_the_sentence_the_query_asks_about():
+    fm = FocusManager(components=fake_components())
+    fm.add_messages(LONG_CHAT)
+    ctx = fm.build_context(ASK, 45, render="chat")  # room for a sentence, not the whole message
+    item = ctx.items[40]
+    assert item.fidelity is Fidelity.COMPRESSED and item.text == "My sister Olga works at a bakery in Porto."
+    assert "My sister Olga works at a bakery in Porto." in [m["content"] for m in ctx.messages]
+    paper = FocusManager(AFMConfig.paper(overflow="degrade"), components=fake_components())
+    paper.add_messages(LONG_CHAT)
+    assert not any(m["content"].startswith("[Turns ") for m in paper.build_context("Where?", 400).messages)

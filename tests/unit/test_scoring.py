@@ -45,7 +45,7 @@ def test_coefficients_are_configurable():
     ],
 )
 def test_thresholds(score, importance, expected):
-    assert FIDELITIES[intended_fidelities(np.array([score]), np.array([importance]), AFMConfig())[0]] is expected
+    assert FIDELITIES[intended_fidelities(np.array([score]), np.array([importance]), AFMConfig.paper())[0]] is expected
 
 
 def test_config_rejects_bad_values():

@@ -6,18 +6,25 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
 from ...core.types import Context
-from ..schemas import ContextOptions, StatelessContextRequest
+from ..auth import Principal
+from ..schemas import ERROR_RESPONSES, ContextOptions, ContextOut, StatelessContextRequest
 from ..state import AppState, pack_with_baseline
-from . import app_state
+from ..store import TenantStore
+from . import app_state, principal, tenant_store
 
-router = APIRouter(tags=["context"])
+router = APIRouter(tags=["context"], responses=ERROR_RESPONSES)
 SESSION_ROUTE = "/v1/sessions/{session_id}/context"
 STATELESS_ROUTE = "/v1/context"
 
 
-@router.post(SESSION_ROUTE)
-async def session_context(session_id: str, body: ContextOptions, state: AppState = Depends(app_state)) -> JSONResponse:
-    session = await state.session(session_id)
+@router.post(SESSION_ROUTE, response_model=ContextOut)
+async def session_context(
+    session_id: str,
+    body: ContextOptions,
+    state: AppState = Depends(app_state),
+    store: TenantStore = Depends(tenant_store),
+) -> JSONResponse:
+    session = await state.session(store, session_id)
     assert session.fm is not None
     ctx, original = await state.run(
         pack_with_baseline, session.fm, body.query, body.budget_tokens, body.system_preamble, body.render, body.packing
@@ -25,10 +32,14 @@ async def session_context(session_id: str, body: ContextOptions, state: AppState
     return JSONResponse(ctx.to_dict(), headers=state.count_context(ctx, original, SESSION_ROUTE))
 
 
-@router.post(STATELESS_ROUTE)
-async def stateless_context(body: StatelessContextRequest, state: AppState = Depends(app_state)) -> JSONResponse:
+@router.post(STATELESS_ROUTE, response_model=ContextOut)
+async def stateless_context(
+    body: StatelessContextRequest, state: AppState = Depends(app_state), caller: Principal = Depends(principal)
+) -> JSONResponse:
+    cache = state.stateless_cache(caller.tenant)
+
     def work() -> tuple[Context, int]:
-        fm = state.manager(state.stateless_cache)
+        fm = state.manager(cache)
         fm.add_messages([m.model_dump() for m in body.messages])
         return pack_with_baseline(fm, body.query, body.budget_tokens, body.system_preamble, body.render, body.packing)
 

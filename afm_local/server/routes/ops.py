@@ -13,6 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from ..._version import __version__
 from ...core.errors import StoreError
 from ..errors import error_body
+from ..schemas import Health
 from ..state import AppState
 from . import app_state
 
@@ -25,7 +26,7 @@ INSPECTOR_CSP = (
 router = APIRouter()
 
 
-@router.get("/healthz", tags=["ops"])
+@router.get("/healthz", tags=["ops"], response_model=Health, responses={503: {"model": Health}})
 async def healthz(state: AppState = Depends(app_state)) -> Any:
     """``200`` when this worker can use its store (reachable, and the same database it opened), else
     ``503``. The route needs no key, so the reason goes to the server log only, once per change."""
@@ -62,6 +63,6 @@ async def inspector() -> Response:
     )
 
 
-@router.get("/metrics", tags=["ops"])
+@router.get("/metrics", tags=["ops"], response_class=Response, responses={200: {"content": {"text/plain": {}}}})
 async def metrics(state: AppState = Depends(app_state)) -> Response:
     return Response(generate_latest(state.registry), media_type=CONTENT_TYPE_LATEST)

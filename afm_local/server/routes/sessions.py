@@ -1,4 +1,5 @@
-"""Persistent sessions: create, list, read, delete, append a message (acknowledged once committed)."""
+"""Persistent sessions: create, list, read, erase, append a message (acknowledged once committed). Every
+store call goes through the caller's ``TenantStore``: another tenant's session is a missing one."""
 
 from __future__ import annotations
 
@@ -9,64 +10,65 @@ from fastapi import APIRouter, Depends
 
 from ...core.errors import UnknownSession
 from ...core.turns import as_turn
-from ..schemas import MessageIn, SessionCreated
+from ..schemas import ERROR_RESPONSES, MessageIn, MessageOut, SessionCreated, SessionErased, SessionList, SessionOut
 from ..state import AppState, message_out
-from ..store import valid_session_id
-from . import app_state
+from ..store import TenantStore
+from . import app_state, tenant_store
 
-router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"], responses=ERROR_RESPONSES)
 
 
 @router.post("", status_code=201, response_model=SessionCreated)
-async def create_session(state: AppState = Depends(app_state)) -> dict[str, Any]:
-    return await state.run(state.store.create_session)
+async def create_session(
+    state: AppState = Depends(app_state), store: TenantStore = Depends(tenant_store)
+) -> dict[str, Any]:
+    return await state.run(store.create_session)
 
 
-@router.get("")
-async def list_sessions(limit: int = 100, state: AppState = Depends(app_state)) -> dict[str, Any]:
-    return {"sessions": await state.run(state.store.list_sessions, max(1, min(limit, 1000)))}
+@router.get("", response_model=SessionList)
+async def list_sessions(
+    limit: int = 100, state: AppState = Depends(app_state), store: TenantStore = Depends(tenant_store)
+) -> dict[str, Any]:
+    return {"sessions": await state.run(store.list_sessions, max(1, min(limit, 1000)))}
 
 
-@router.get("/{session_id}")
-async def get_session(session_id: str, state: AppState = Depends(app_state)) -> dict[str, Any]:
-    session = await state.session(session_id)
+@router.get("/{session_id}", response_model=SessionOut)
+async def get_session(
+    session_id: str, state: AppState = Depends(app_state), store: TenantStore = Depends(tenant_store)
+) -> dict[str, Any]:
+    return await session_out(state, store, session_id)
+
+
+async def session_out(state: AppState, store: TenantStore, session_id: str) -> dict[str, Any]:
+    """A session with every message as stored and as AFM sees it (also what export writes)."""
+    session = await state.session(store, session_id)
     assert session.fm is not None
-    info = await state.run(state.store.get_session, session_id)
-    found = await state.run(state.store.messages_since, session_id, 0)
+    info = await state.run(store.get_session, session_id)
+    found = await state.run(store.messages_since, session_id, 0)
     if info is None or found is None:
-        state.forget(session_id)
+        state.forget(store.tenant, session_id)
         raise UnknownSession(session_id)
     rows = {r["id"]: r for r in found[1]}
-    return {**info, "messages": [message_out(m, rows.get(m.id)) for m in session.fm.messages]}
+    messages = [message_out(m, rows.get(m.id)) for m in session.fm.messages]
+    return {"id": info["id"], "created": info["created"], "messages": messages}
 
 
-@router.delete("/{session_id}")
-async def delete_session(session_id: str, state: AppState = Depends(app_state)) -> dict[str, Any]:
-    if not valid_session_id(session_id):
-        raise UnknownSession(session_id)
-    session = state.sessions.get(session_id)
-    if session is not None:
-        async with session.lock:
-            deleted = await state.run(state.store.delete_session, session_id)
-            state.forget(session_id)
-    else:
-        deleted = await state.run(state.store.delete_session, session_id)
-    if not deleted:
-        raise UnknownSession(session_id)
+@router.delete("/{session_id}", response_model=SessionErased)
+async def delete_session(
+    session_id: str, state: AppState = Depends(app_state), store: TenantStore = Depends(tenant_store)
+) -> dict[str, Any]:
+    """Erase the session: its messages, its artifacts, its queued background jobs, and the bytes on disk
+    as far as the store can reach them (docs/server.md, Erasure)."""
+    await state.erase_session(store, session_id)
     return {"id": session_id, "deleted": True}
 
 
-@router.post("/{session_id}/messages", status_code=201)
-async def append_message(session_id: str, body: MessageIn, state: AppState = Depends(app_state)) -> dict[str, Any]:
-    """Artifacts first, then the row (the store gives it the session's next position), then the answer:
-    ``201`` means committed. See ``server.state`` for how the loaded copy follows the store."""
-    session = await state.session(session_id)  # 404 before any model work
-    turn = as_turn({**body.model_dump(), "id": uuid.uuid4().hex})
-    await state.run(state.prepare_artifacts, turn)
-    importance = turn.importance.value if turn.importance is not None else None
-    async with session.lock:
-        row = await state.run(state.store.append_message, session_id, turn.id, turn.role, turn.content, importance)
-        await state.catch_up(session_id, session)
-    assert session.fm is not None
-    state.appended.inc()
-    return message_out(session.fm.messages[row["seq"]], row)
+@router.post("/{session_id}/messages", status_code=201, response_model=MessageOut)
+async def append_message(
+    session_id: str,
+    body: MessageIn,
+    state: AppState = Depends(app_state),
+    store: TenantStore = Depends(tenant_store),
+) -> dict[str, Any]:
+    """``201`` means committed (``AppState.append``)."""
+    return await state.append(store, session_id, as_turn({**body.model_dump(), "id": uuid.uuid4().hex}))

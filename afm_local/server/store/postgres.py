@@ -25,6 +25,20 @@ Errors
     checking every connection as it leaves the pool would cost a round trip on every store call. No
     write is ever retried (a retried append could store a message twice).
 
+Tenants
+    Every transaction for a tenant sets it (``set_config('app.tenant', ..., true)``, local to that
+    transaction, so a pooled connection carries nothing to its next user), and row-level security on
+    the tenant tables (migration ``m005_row_level_security``) admits only that tenant's rows; a
+    transaction that sets none sees none. Policies do not bind a superuser or a role with
+    ``BYPASSRLS``: connected as one, the store creates the role ``afm_local_tenant`` (no login, no
+    bypass; data privileges on the tenant tables only) and runs tenant transactions as it
+    (``set_config('role', ...)``, also transaction-local).
+
+Erasure
+    ``scrub`` runs ``VACUUM`` on the tenant tables after an erasure, so the dead rows' space is
+    reclaimed. PostgreSQL cannot promise more: vacuumed pages may keep old bytes until reused, and
+    WAL segments, archives, replicas and backups keep what was written (docs/server.md).
+
 The URL's password never reaches a log or an error message: ``description`` is the URL without it,
 and driver messages are scrubbed of it.
 """
@@ -42,14 +56,17 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...core.errors import InvalidInput, StoreError, StoreFull, StoreUnavailable
-from .sql import Executor, SQLStore
+from ...core.errors import InvalidInput, StoreError, StoreFull, StoreUnavailable, UnknownSession
+from .base import Executor
+from .schema import TENANT_TABLES
+from .sql import SQLStore
 from .url import redact_url
 
 log = logging.getLogger("afm_local.server")
 
 MIGRATION_LOCK = 0x61666D2D6C6F63  # pg_advisory_xact_lock key held while migrating ("afm-loc")
 CONNECT_TIMEOUT_S = 5
+TENANT_ROLE = "afm_local_tenant"  # what tenant transactions run as when the login role bypasses row security
 UNAVAILABLE = (
     psycopg.OperationalError,
     psycopg.InternalError,
@@ -79,6 +96,7 @@ class PostgresStore(SQLStore):
         self._secrets = _passwords(url)
         self._timeout = timeout_s
         self._lost: str | None = None
+        self._role: str | None = None  # TENANT_ROLE when the login role would bypass row-level security
         try:
             params = {
                 "connect_timeout": str(CONNECT_TIMEOUT_S),
@@ -133,16 +151,20 @@ class PostgresStore(SQLStore):
             log.error("%s", self._lost)
 
     @contextmanager
-    def _transaction(self, *, write: bool, durable: bool = True, timeout_s: float | None = None) -> Iterator[Executor]:
+    def _transaction(
+        self, *, write: bool, durable: bool = True, tenant: str | None = None, timeout_s: float | None = None
+    ) -> Iterator[Executor]:
         if self._lost is not None:
             raise StoreUnavailable(self._lost)
+        settings = self._settings(write and durable, tenant)
         try:
             with self._pool.connection(timeout=timeout_s) as conn:
-                if write and durable:
+                if settings:
                     with conn.transaction():
-                        conn.execute("SET LOCAL synchronous_commit TO on")
+                        names = ", ".join("set_config(%s, %s, true)" for _ in settings)
+                        conn.execute(f"SELECT {names}", [v for pair in settings for v in pair])
                         yield _PgExecutor(conn)
-                else:  # reads, and single-statement writes that commit on their own
+                else:  # reads outside any tenant, and single-statement writes that commit on their own
                     yield _PgExecutor(conn)
         except (psycopg.Error, PoolTimeout) as exc:
             translated = self._translate(exc)
@@ -150,7 +172,18 @@ class PostgresStore(SQLStore):
                 raise
             raise translated from exc
 
-    def _translate(self, exc: Exception) -> StoreError | None:
+    def _settings(self, durable: bool, tenant: str | None) -> list[tuple[str, str]]:
+        """The transaction-local settings one transaction needs, set in one round trip."""
+        settings = [("synchronous_commit", "on")] if durable else []
+        if tenant is not None:
+            settings.append(("app.tenant", tenant))
+            if self._role is not None:
+                settings.append(("role", self._role))
+        return settings
+
+    def _translate(self, exc: Exception) -> StoreError | UnknownSession | None:
+        if isinstance(exc, pg_errors.ForeignKeyViolation):
+            return UnknownSession("the session is gone")
         if isinstance(exc, PoolTimeout):
             return StoreUnavailable(
                 self._lost or f"no connection to PostgreSQL at {self.description} within {self._timeout:g} s"
@@ -199,10 +232,29 @@ class PostgresStore(SQLStore):
     def close(self) -> None:
         self._pool.close()
 
+    def scrub(self) -> None:
+        """VACUUM the tenant tables after an erasure (outside a transaction, as VACUUM must be)."""
+        with self._transaction(write=False) as db:
+            db.execute(f"VACUUM FULL {', '.join(TENANT_TABLES)}")
+
     # ------------------------------------------------------------------ schema
 
     def _lock_migrations(self, db: Executor) -> None:
         db.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+
+    def _after_migrations(self, db: Executor) -> None:
+        """When the login role bypasses row-level security, make (once) and use a role that does not."""
+        (bypasses,) = db.execute(
+            "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = current_user"
+        ).fetchone()
+        if not bypasses:
+            return
+        db.execute(  # roles are cluster-wide: another database's store may be creating it right now
+            f"DO $$ BEGIN CREATE ROLE {TENANT_ROLE} NOLOGIN NOSUPERUSER NOBYPASSRLS; "
+            f"EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$"
+        )
+        db.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(TENANT_TABLES)} TO {TENANT_ROLE}")
+        self._role = TENANT_ROLE
 
 
 def _passwords(url: str) -> list[str]:

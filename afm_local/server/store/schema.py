@@ -16,20 +16,30 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Migration:
-    """One named step; ``sql`` holds ``;``-separated statements with dialect placeholders."""
+    """One named step; ``sql`` holds ``;``-separated statements with dialect placeholders. A step for
+    some dialects only (``dialects``) is still recorded as applied by the others, with nothing run."""
 
     name: str
     sql: str
+    dialects: tuple[str, ...] = ("sqlite", "postgresql")
 
     def statements(self, dialect: str) -> list[str]:
+        if dialect not in self.dialects:
+            return []
         text = self.sql.format(**TYPES[dialect])
         return [s.strip() for s in text.split(";") if s.strip()]
 
 
 TYPES: dict[str, dict[str, str]] = {
-    "sqlite": {"real": "REAL", "blob": "BLOB", "without_rowid": "WITHOUT ROWID"},
-    "postgresql": {"real": "DOUBLE PRECISION", "blob": "BYTEA", "without_rowid": ""},
+    "sqlite": {
+        "real": "REAL",
+        "blob": "BLOB",
+        "without_rowid": "WITHOUT ROWID",
+        "octets": "LENGTH(CAST(content AS BLOB))",
+    },
+    "postgresql": {"real": "DOUBLE PRECISION", "blob": "BYTEA", "without_rowid": "", "octets": "OCTET_LENGTH(content)"},
 }
+TENANT_TABLES = ("sessions", "messages", "artifacts")  # every row of these belongs to one tenant
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -79,6 +89,59 @@ MIGRATIONS: tuple[Migration, ...] = (
             value  TEXT NOT NULL
         )
     """,
+    ),
+    # Tenants. Every session, message and artifact carries its tenant, and every statement on them names
+    # it (store/tenant.py); what was stored before belongs to the one-tenant default ("default", the
+    # tenant of --api-key-env). ``bytes`` is a session's content size, for the per-tenant quota.
+    # Artifacts now belong to the session that made them (erasing a session erases them, see
+    # docs/server.md); the old shared rows cannot be given an owner, so they go: they are derived data,
+    # and a session restored afterwards computes its artifacts again once. API keys are stored as
+    # sha256 digests under a public key id.
+    Migration(
+        "m004_tenants",
+        """
+        ALTER TABLE sessions ADD COLUMN tenant_id TEXT NOT NULL DEFAULT 'default';
+        ALTER TABLE sessions ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+        UPDATE sessions SET bytes = (SELECT COALESCE(SUM({octets}), 0) FROM messages
+                                     WHERE messages.session_id = sessions.id);
+        CREATE INDEX sessions_by_tenant ON sessions(tenant_id, created);
+        ALTER TABLE messages ADD COLUMN tenant_id TEXT NOT NULL DEFAULT 'default';
+        DROP TABLE artifacts;
+        CREATE TABLE artifacts (
+            tenant_id   TEXT NOT NULL,
+            session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            kind        TEXT NOT NULL,
+            key         TEXT NOT NULL,
+            blob        {blob} NOT NULL,
+            PRIMARY KEY (tenant_id, session_id, kind, key)
+        ) {without_rowid};
+        CREATE INDEX artifacts_by_key ON artifacts(tenant_id, kind, key);
+        CREATE TABLE api_keys (
+            key_id     TEXT PRIMARY KEY,
+            tenant_id  TEXT NOT NULL,
+            digest     TEXT NOT NULL,
+            created    {real} NOT NULL,
+            revoked    {real}
+        )
+    """,
+    ),
+    # PostgreSQL enforces the tenant itself: row-level security on every tenant table, forced on the
+    # owner too, against the tenant each transaction sets (``SET LOCAL app.tenant``, postgres.py). A
+    # transaction that sets none sees no row. A superuser bypasses any policy, so the store then runs
+    # tenant transactions as the role ``afm_local_tenant`` (postgres.py makes it).
+    Migration(
+        "m005_row_level_security",
+        ";".join(
+            f"""
+            ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+            ALTER TABLE {table} FORCE ROW LEVEL SECURITY;
+            CREATE POLICY tenant_rows ON {table}
+                USING (tenant_id = current_setting('app.tenant', true))
+                WITH CHECK (tenant_id = current_setting('app.tenant', true))
+            """
+            for table in TENANT_TABLES
+        ),
+        dialects=("postgresql",),
     ),
 )
 

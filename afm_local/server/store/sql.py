@@ -1,9 +1,11 @@
 """The store's operations, written once in SQL that SQLite and PostgreSQL both run.
 
-``SQLStore`` holds every query and the migration runner; a backend supplies ``_transaction`` (a
-connection inside a transaction, with its driver's errors translated to ``StoreError`` classes and
-its own durability checks), ``check`` and ``close``. The shared SQL uses ``?`` placeholders, which
-the PostgreSQL backend rewrites for psycopg.
+``SQLStore`` holds the migration runner and hands out the two views every query goes through: one
+tenant's (``tenant(name)``, store/tenant.py: sessions, messages, artifacts, erasure) and the API keys
+(``keys``, store/keys.py). A backend supplies ``_transaction`` (a connection inside a transaction, with
+its driver's errors translated to ``StoreError`` classes, its own durability checks and, on
+PostgreSQL, the tenant that row-level security admits), ``scrub``, ``check`` and ``close``. The shared
+SQL uses ``?`` placeholders, which the PostgreSQL backend rewrites for psycopg.
 
 Ordering
     ``sessions.next_seq`` is the next message's position. An append runs ``UPDATE sessions SET
@@ -20,36 +22,17 @@ Acknowledgement
 
 from __future__ import annotations
 
-import re
 import secrets
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar
 
-from ...core.errors import StoreError, UnknownSession
+from ...core.errors import StoreError
+from .base import Executor
+from .keys import KeyTable
 from .schema import MIGRATIONS, MIGRATIONS_TABLE, TYPES
-
-SESSION_ID_RE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
-
-
-def new_session_id() -> str:
-    return secrets.token_urlsafe(18)  # 24 characters of [A-Za-z0-9_-]
-
-
-def valid_session_id(session_id: object) -> bool:
-    return isinstance(session_id, str) and SESSION_ID_RE.fullmatch(session_id) is not None
-
-
-class Executor(Protocol):
-    """What the shared SQL needs from a connection: ``execute`` with ``?`` placeholders."""
-
-    def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
-
-
-def _message_row(r: Sequence[Any]) -> dict[str, Any]:
-    return {"seq": r[0], "id": r[1], "role": r[2], "content": r[3], "importance": r[4], "created": r[5]}
+from .tenant import Quota, TenantStore
 
 
 class SQLStore(ABC):
@@ -60,10 +43,15 @@ class SQLStore(ABC):
     store_id: str | None = None  # the database's random identity (``store_meta``), read when it is opened
 
     @abstractmethod
-    def _transaction(self, *, write: bool, durable: bool = True) -> AbstractContextManager[Executor]:
+    def _transaction(
+        self, *, write: bool, durable: bool = True, tenant: str | None = None
+    ) -> AbstractContextManager[Executor]:
         """A connection in a transaction that commits when the block ends. ``durable=False`` marks a
         write that may be lost in a crash without harm (a derived artifact): a backend may then skip
-        waiting for the disk. Driver errors leave as ``StoreError`` classes."""
+        waiting for the disk. ``tenant`` is the tenant the statements are for: PostgreSQL's row-level
+        security admits only its rows, and none without it. Driver errors leave as ``StoreError``
+        classes; a foreign key that no longer holds (the session was erased meanwhile) as
+        ``UnknownSession``."""
 
     @abstractmethod
     def check(self) -> None:
@@ -103,98 +91,24 @@ class SQLStore(ABC):
                 "INSERT INTO store_meta (key, value) VALUES ('store_id', ?) ON CONFLICT (key) DO NOTHING",
                 (secrets.token_hex(16),),
             )
+            self._after_migrations(db)
             return str(db.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()[0])
 
-    # ------------------------------------------------------------------ sessions
+    def _after_migrations(self, db: Executor) -> None:
+        """Backend work in the migration's transaction, under its lock (PostgreSQL: the tenant role)."""
 
-    def create_session(self) -> dict[str, Any]:
-        session_id, created = new_session_id(), time.time()
-        with self._transaction(write=True) as db:
-            db.execute("INSERT INTO sessions (id, created) VALUES (?, ?)", (session_id, created))
-        return {"id": session_id, "created": created}
+    # ------------------------------------------------------------------ tenants and keys
 
-    def get_session(self, session_id: str) -> dict[str, Any] | None:
-        if not valid_session_id(session_id):
-            return None
-        with self._transaction(write=False) as db:
-            row = db.execute("SELECT id, created FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return {"id": row[0], "created": row[1]} if row else None
+    def tenant(self, tenant_id: str, quota: Quota | None = None) -> TenantStore:
+        """The store as one tenant sees it: every statement scoped to ``tenant_id`` (store/tenant.py)."""
+        return TenantStore(self, tenant_id, quota or Quota())
 
-    def list_sessions(self, limit: int = 100) -> list[dict[str, Any]]:
-        with self._transaction(write=False) as db:
-            rows = db.execute(
-                "SELECT id, created, next_seq FROM sessions ORDER BY created DESC LIMIT ?", (int(limit),)
-            ).fetchall()
-        return [{"id": r[0], "created": r[1], "messages": r[2]} for r in rows]
+    @property
+    def keys(self) -> KeyTable:
+        """The API keys (hashed), looked up before any tenant is known (store/keys.py)."""
+        return KeyTable(self)
 
-    def delete_session(self, session_id: str) -> bool:
-        if not valid_session_id(session_id):
-            return False
-        with self._transaction(write=True) as db:
-            db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            deleted = db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount
-        return deleted > 0
-
-    # ------------------------------------------------------------------ messages
-
-    def append_message(
-        self, session_id: str, message_id: str, role: str, content: str, importance: str | None
-    ) -> dict[str, Any]:
-        """Append one message at the session's next position; returns the row once it is committed."""
-        if not valid_session_id(session_id):
-            raise UnknownSession(session_id)
-        created = time.time()
-        with self._transaction(write=True) as db:
-            taken = db.execute(
-                "UPDATE sessions SET next_seq = next_seq + 1 WHERE id = ? RETURNING next_seq - 1", (session_id,)
-            ).fetchall()
-            if not taken:
-                raise UnknownSession(session_id)
-            seq = int(taken[0][0])
-            db.execute(
-                "INSERT INTO messages (session_id, seq, message_id, role, content, importance, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (session_id, seq, message_id, role, content, importance, created),
-            )
-        return {
-            "session_id": session_id,
-            "seq": seq,
-            "id": message_id,
-            "role": role,
-            "content": content,
-            "importance": importance,
-            "created": created,
-        }
-
-    def messages_since(self, session_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]] | None:
-        """The session's message count and its messages from position ``since`` on, in order; ``None``
-        when there is no such session. A worker calls it to catch up with what others appended."""
-        if not valid_session_id(session_id):
-            return None
-        with self._transaction(write=False) as db:  # one round trip: this runs before every use of a session
-            rows = db.execute(
-                "SELECT s.next_seq, m.seq, m.message_id, m.role, m.content, m.importance, m.created "
-                "FROM sessions s LEFT JOIN messages m ON m.session_id = s.id AND m.seq >= ? "
-                "WHERE s.id = ? ORDER BY m.seq",
-                (since, session_id),
-            ).fetchall()
-        if not rows:
-            return None
-        return int(rows[0][0]), [_message_row(r[1:]) for r in rows if r[1] is not None]
-
-    # ------------------------------------------------------------------ CacheBackend
-
-    def load_artifact(self, kind: str, key: str) -> bytes | None:
-        with self._transaction(write=False) as db:
-            row = db.execute("SELECT blob FROM artifacts WHERE kind = ? AND key = ?", (kind, key)).fetchone()
-        return bytes(row[0]) if row else None
-
-    def save_artifact(self, kind: str, key: str, data: bytes) -> None:
-        # Not durable on its own: an artifact is derived data, and the message row that needs it commits
-        # after it, durably, which (write-ahead logs being sequential) makes it durable too.
-        with self._transaction(write=True, durable=False) as db:
-            db.execute(
-                "INSERT INTO artifacts (kind, key, blob) VALUES (?, ?, ?) "
-                "ON CONFLICT (kind, key) DO UPDATE SET blob = excluded.blob",
-                (kind, key, bytes(data)),
-            )
+    @abstractmethod
+    def scrub(self) -> None:
+        """After an erasure committed: make the deleted bytes unreadable in the database's files, as far as
+        the backend can (SQLite: checkpoint and truncate the WAL; PostgreSQL: VACUUM)."""

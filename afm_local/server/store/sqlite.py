@@ -21,16 +21,34 @@ Errors
     locked, busy, I/O and cannot-open errors are ``StoreUnavailable``; a file that is not a database or
     is corrupt is a ``StoreError``. Whatever failed was rolled back and not acknowledged.
 
-Threads
-    One connection per thread and one process-wide write lock, so writers in one process never see
-    ``SQLITE_BUSY``; several processes on one host share the file through SQLite's own locking (a
-    30 s busy timeout). ``secure_delete`` is on: deleted rows are zeroed in the file.
+Connections
+    A fixed pool of ``pool_size`` connections, opened when the store opens and reused by whichever
+    thread runs a transaction (a thread waits at most ``POOL_WAIT_S`` for a free one, then gets a
+    ``StoreUnavailable``), and one process-wide write lock, so writers in one process never see
+    ``SQLITE_BUSY``; several processes on one host share the file through SQLite's own locking (a 30 s
+    busy timeout). Not one connection per thread: the server's worker threads come and go (anyio retires
+    one idle for 10 s), so per-thread connections were opened over and over in the middle of requests
+    and never closed; with SQLCipher every opening derives the key anew (256,000 PBKDF2 rounds, about
+    0.2 s of CPU, seconds on a busy machine).
+
+Erasure
+    ``secure_delete`` is on: SQLite overwrites deleted cells and freed pages with zeros. A deleted row
+    still has its old pages in the WAL until a checkpoint copies the zeroed pages back and truncates
+    the WAL, which ``scrub`` does after every erasure (retried while another connection reads).
+
+Encryption (opt-in)
+    With ``encryption_key`` the file is opened through SQLCipher (the ``sqlcipher3`` package, the
+    ``encryption`` extra): every page of the database and of its WAL is encrypted (AES-256, HMAC per
+    page), and the key is set on each connection before anything is read. A wrong key, or an
+    encrypted file opened without one, is a one-line ``StoreError`` at startup. The key is derived once
+    per pooled connection, all of them at startup (docs/server.md, Encryption at rest).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import queue
 import resource
 import sqlite3
 import threading
@@ -38,9 +56,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
-from ...core.errors import StoreError, StoreFull, StoreUnavailable
-from .sql import Executor, SQLStore
+from ...core.errors import StoreError, StoreFull, StoreUnavailable, UnknownSession
+from .base import Executor
+from .sql import SQLStore
 
 log = logging.getLogger("afm_local.server")
 
@@ -49,6 +70,9 @@ ROOM_MARGIN = 1 << 20  # an I/O error with less room than this (disk or file-siz
 # SQLite primary result codes (https://sqlite.org/rescode.html)
 SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY = 3, 5, 6, 7, 8
 SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_CANTOPEN, SQLITE_NOTADB = 10, 11, 13, 14, 26
+SQLITE_CONSTRAINT_FOREIGNKEY = 787
+CHECKPOINT_TRIES = 50  # scrub: a checkpoint that a reader holds up is retried, 20 ms apart
+POOL_WAIT_S = 30.0  # how long a transaction waits for a free connection (as long as SQLite's busy timeout)
 UNAVAILABLE = {SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN}
 
 
@@ -57,16 +81,25 @@ class SQLiteStore(SQLStore):
 
     dialect = "sqlite"
 
-    def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        synchronous: str = "NORMAL",
+        encryption_key: str | None = None,
+        pool_size: int = 4,
+    ) -> None:
         if synchronous.upper() not in ("NORMAL", "FULL", "EXTRA"):
             raise ValueError("synchronous must be NORMAL, FULL or EXTRA")
+        self._key = encryption_key
+        self._driver = _driver(encryption_key is not None)
         self.path = Path(path)
         self.description = str(self.path)
         self.synchronous = synchronous.upper()
-        self._local = threading.local()
         self._write_lock = threading.Lock()
-        self._connections: list[sqlite3.Connection] = []
-        self._conn_lock = threading.Lock()
+        self._pool: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        self._connections: list[sqlite3.Connection] = []  # every one the pool holds, in use or not
+        self._closed = False
         self._identity: dict[str, tuple[int, int]] = {}
         self._lost: str | None = None
         self._lost_lock = threading.Lock()
@@ -76,39 +109,80 @@ class SQLiteStore(SQLStore):
             raise StoreUnavailable(f"cannot create the folder of {self.path}: {exc.strerror}") from None
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder, not a database file")
-        self.store_id = self._migrate()
+        self._fill_pool(max(1, pool_size))
+        try:
+            self.store_id = self._migrate()
+        except BaseException:
+            self.close()
+            raise
         self._identity = self._file_identity()
 
     # ------------------------------------------------------------------ connections and transactions
 
-    def _conn(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-            try:
-                for pragma in (
-                    "journal_mode=WAL",
-                    f"synchronous={self.synchronous}",
-                    "foreign_keys=ON",
-                    "secure_delete=ON",
-                    "busy_timeout=30000",
-                ):
-                    conn.execute(f"PRAGMA {pragma}")
-            except sqlite3.Error:
-                conn.close()
-                raise
-            self._local.conn = conn
-            with self._conn_lock:
+    def _fill_pool(self, size: int) -> None:
+        try:
+            for _ in range(size):
+                conn = self._open()
                 self._connections.append(conn)
+                self._pool.put(conn)
+        except self._driver.Error as exc:
+            self.close()
+            translated = self._translate(exc)
+            if translated is None:
+                raise
+            raise translated from exc
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> sqlite3.Connection:
+        conn = self._driver.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        try:
+            if self._key is not None:  # before anything reads the file; SQLCipher's own log stays quiet
+                conn.execute("PRAGMA cipher_log_level = NONE")
+                conn.execute("PRAGMA key = '{}'".format(self._key.replace("'", "''")))
+            for pragma in (
+                "journal_mode=WAL",
+                f"synchronous={self.synchronous}",
+                "foreign_keys=ON",
+                "secure_delete=ON",
+                "busy_timeout=30000",
+            ):
+                conn.execute(f"PRAGMA {pragma}")
+        except BaseException:
+            conn.close()
+            raise
         return conn
 
     @contextmanager
-    def _transaction(self, *, write: bool, durable: bool = True) -> Iterator[Executor]:
-        # ``durable`` is moot here: the synchronous setting applies to every commit.
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """A pooled connection for this thread's use until the block ends, then back to the pool."""
+        if self._closed:
+            raise StoreUnavailable(f"{self.path}: the store is closed (the server is shutting down)")
+        try:
+            conn = self._pool.get(timeout=POOL_WAIT_S)
+        except queue.Empty:
+            raise StoreUnavailable(
+                f"{self.path}: no database connection came free in {POOL_WAIT_S:.0f} s, all {len(self._connections)} "
+                f"in use (the server is overloaded; retry later)"
+            ) from None
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:  # a failed ROLLBACK: the next user must start clean
+                try:
+                    conn.execute("ROLLBACK")
+                except self._driver.Error:
+                    pass
+            self._pool.put(conn)
+
+    @contextmanager
+    def _transaction(self, *, write: bool, durable: bool = True, tenant: str | None = None) -> Iterator[Executor]:
+        # ``durable`` is moot here: the synchronous setting applies to every commit. ``tenant`` too: every
+        # tenant statement names its tenant (tenant.py), and SQLite has no row-level security.
         self._verify_file()
         try:
-            conn = self._conn()
-            with self._write_lock if write else nullcontext():
+            with self._connection() as conn, self._write_lock if write else nullcontext():
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
                 try:
                     yield conn
@@ -117,10 +191,10 @@ class SQLiteStore(SQLStore):
                     if conn.in_transaction:  # SQLite may have rolled back already (disk full, I/O error)
                         try:
                             conn.execute("ROLLBACK")
-                        except sqlite3.Error:
+                        except self._driver.Error:
                             pass
                     raise
-        except sqlite3.Error as exc:
+        except self._driver.Error as exc:
             translated = self._translate(exc)
             if translated is None:
                 raise
@@ -128,11 +202,15 @@ class SQLiteStore(SQLStore):
         if write:
             self._verify_file()  # committed to the file at self.path, or not acknowledged
 
-    def _translate(self, exc: sqlite3.Error) -> StoreError | None:
+    def _translate(self, exc: Exception) -> StoreError | UnknownSession | None:
         code = getattr(exc, "sqlite_errorcode", None)
         if code is None:
             return None
         primary, name = code & 0xFF, getattr(exc, "sqlite_errorname", str(code))
+        if code == SQLITE_CONSTRAINT_FOREIGNKEY:
+            return UnknownSession("the session is gone")
+        if primary == SQLITE_NOTADB and self._key is not None:
+            return StoreError(f"cannot open {self.path}: the encryption key does not open it (wrong key?)")
         if primary == SQLITE_FULL or (primary == SQLITE_IOERR and self._no_room()):
             return StoreFull(
                 f"{self.path}: no room left on the disk (or under the file-size limit); nothing was written ({name})"
@@ -142,7 +220,8 @@ class SQLiteStore(SQLStore):
         if primary in UNAVAILABLE:
             return StoreUnavailable(f"cannot use {self.path}: {exc} ({name})")
         if primary in (SQLITE_CORRUPT, SQLITE_NOTADB):
-            return StoreError(f"{self.path} is not a usable SQLite database: {exc} ({name})")
+            hint = "; if it is encrypted, give its key with --db-key-env" if primary == SQLITE_NOTADB else ""
+            return StoreError(f"{self.path} is not a usable SQLite database: {exc} ({name}){hint}")
         return None
 
     def _read_only(self) -> bool:
@@ -200,9 +279,9 @@ class SQLiteStore(SQLStore):
         )
         target = self.path.with_name(f"{self.path.name}.recovered-{int(time.time())}")
         try:
-            with self._write_lock:
-                self._conn().execute("VACUUM INTO ?", (str(target),))
-        except sqlite3.Error as exc:
+            with self._connection() as conn, self._write_lock:
+                conn.execute("VACUUM INTO ?", (str(target),))
+        except self._driver.Error as exc:
             return f"{what}; its data could not be saved ({exc})"
         return f"{what}; this process saved its data to {target}"
 
@@ -212,15 +291,26 @@ class SQLiteStore(SQLStore):
         with self._transaction(write=False) as db:
             db.execute("SELECT value FROM store_meta WHERE key = 'store_id'").fetchone()
 
+    def scrub(self) -> None:
+        """Copy the zeroed pages of an erasure into the file and truncate the WAL (see Erasure)."""
+        self._verify_file()
+        for _ in range(CHECKPOINT_TRIES):
+            with self._connection() as conn, self._write_lock:
+                busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if not busy:
+                return
+            time.sleep(0.02)
+        log.warning("%s: the WAL could not be truncated after an erasure (a reader held it)", self.path)
+
     def close(self) -> None:
-        with self._conn_lock:
-            for conn in self._connections:
-                try:
-                    conn.close()
-                except sqlite3.Error:
-                    pass
-            self._connections.clear()
-        self._local = threading.local()
+        """Close every pooled connection, in use or not; the store refuses transactions afterwards."""
+        self._closed = True
+        for conn in self._connections:
+            try:
+                conn.close()
+            except self._driver.Error:
+                pass
+        self._connections.clear()
 
     # ------------------------------------------------------------------ schema
 
@@ -237,3 +327,17 @@ class SQLiteStore(SQLStore):
         db.execute("INSERT INTO _migrations (name, applied) VALUES ('m001_initial', ?)", (time.time(),))
         db.execute("UPDATE schema_version SET version = 2")
         return {"m001_initial"}
+
+
+def _driver(encrypted: bool) -> Any:
+    """``sqlite3``, or SQLCipher's drop-in ``sqlcipher3.dbapi2`` for an encrypted file."""
+    if not encrypted:
+        return sqlite3
+    try:
+        from sqlcipher3 import dbapi2
+    except ImportError:
+        raise StoreError(
+            "an encrypted store needs SQLCipher, which is not installed: pip install 'afm-local[encryption]'"
+        ) from None
+    module: ModuleType = dbapi2
+    return module

@@ -1,0 +1,208 @@
+"""One tenant's view of the store: every statement on sessions, messages and artifacts names the tenant.
+
+The scoping lives here, in the store, and nowhere else: a route holds a ``TenantStore`` for the key that
+called it and has no way to name another tenant's rows. On PostgreSQL the same tenant is also set on
+the transaction, and row-level security admits only its rows (postgres.py), so a statement that forgot
+its ``tenant_id`` would still see nothing of anyone else's.
+
+Artifacts belong to the session whose messages made them: erasing a session erases them, whatever
+their kind. A session that needs an artifact another session of the same tenant already made copies
+it (``load_artifact``), so sharing within a tenant costs a row, not a model run. Nothing is shared
+between tenants (docs/server.md says why). An artifact is only written while its session exists: one
+that a background job finishes after its session was erased is dropped.
+
+Quotas (``Quota``) are checked in the writing transaction from the tenant's session rows (their
+``next_seq`` and ``bytes``). On SQLite writers take turns, so the check is exact; on PostgreSQL two
+appends racing on different sessions may both pass, so a quota can be overrun by the number of
+requests in flight.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ...core.errors import QuotaExceeded, UnknownSession
+from .base import Executor, Transactions, new_session_id, valid_session_id
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """What one tenant may store; ``None`` is no limit."""
+
+    sessions: int | None = None
+    messages: int | None = None
+    bytes: int | None = None
+
+
+def _message_row(r: Any) -> dict[str, Any]:
+    return {"seq": r[0], "id": r[1], "role": r[2], "content": r[3], "importance": r[4], "created": r[5]}
+
+
+class TenantStore:
+    """Sessions, messages and artifacts of one tenant; safe to share between threads."""
+
+    def __init__(self, store: Transactions, tenant: str, quota: Quota) -> None:
+        self._store, self.tenant, self.quota = store, tenant, quota
+
+    def _tx(self, *, write: bool, durable: bool = True) -> Any:
+        return self._store._transaction(write=write, durable=durable, tenant=self.tenant)
+
+    # ------------------------------------------------------------------ sessions
+
+    def create_session(self) -> dict[str, Any]:
+        session_id, created = new_session_id(), time.time()
+        with self._tx(write=True) as db:
+            if self.quota.sessions is not None:
+                (count,) = db.execute("SELECT COUNT(*) FROM sessions WHERE tenant_id = ?", (self.tenant,)).fetchone()
+                if int(count) >= self.quota.sessions:
+                    raise QuotaExceeded(f"this tenant already has {count} sessions, its quota (--quota-sessions)")
+            db.execute(
+                "INSERT INTO sessions (id, tenant_id, created) VALUES (?, ?, ?)", (session_id, self.tenant, created)
+            )
+        return {"id": session_id, "created": created}
+
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        if not valid_session_id(session_id):
+            return None
+        with self._tx(write=False) as db:
+            row = db.execute(
+                "SELECT id, created, next_seq FROM sessions WHERE tenant_id = ? AND id = ?", (self.tenant, session_id)
+            ).fetchone()
+        return {"id": row[0], "created": row[1], "messages": row[2]} if row else None
+
+    def list_sessions(self, limit: int = 100) -> list[dict[str, Any]]:
+        with self._tx(write=False) as db:
+            rows = db.execute(
+                "SELECT id, created, next_seq FROM sessions WHERE tenant_id = ? ORDER BY created DESC LIMIT ?",
+                (self.tenant, int(limit)),
+            ).fetchall()
+        return [{"id": r[0], "created": r[1], "messages": r[2]} for r in rows]
+
+    def usage(self) -> dict[str, int]:
+        with self._tx(write=False) as db:
+            return _usage(db, self.tenant)
+
+    # ------------------------------------------------------------------ messages
+
+    def append_message(
+        self, session_id: str, message_id: str, role: str, content: str, importance: str | None
+    ) -> dict[str, Any]:
+        """Append one message at the session's next position; returns the row once it is committed."""
+        if not valid_session_id(session_id):
+            raise UnknownSession(session_id)
+        created, size = time.time(), len(content.encode("utf-8", "surrogatepass"))
+        with self._tx(write=True) as db:
+            self._check_room(db, size)
+            taken = db.execute(
+                "UPDATE sessions SET next_seq = next_seq + 1, bytes = bytes + ? WHERE tenant_id = ? AND id = ? "
+                "RETURNING next_seq - 1",
+                (size, self.tenant, session_id),
+            ).fetchall()
+            if not taken:
+                raise UnknownSession(session_id)
+            seq = int(taken[0][0])
+            db.execute(
+                "INSERT INTO messages (tenant_id, session_id, seq, message_id, role, content, importance, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (self.tenant, session_id, seq, message_id, role, content, importance, created),
+            )
+        return {
+            "session_id": session_id,
+            "seq": seq,
+            "id": message_id,
+            "role": role,
+            "content": content,
+            "importance": importance,
+            "created": created,
+        }
+
+    def _check_room(self, db: Executor, size: int) -> None:
+        if self.quota.messages is None and self.quota.bytes is None:
+            return
+        used = _usage(db, self.tenant)
+        if self.quota.messages is not None and used["messages"] >= self.quota.messages:
+            raise QuotaExceeded(f"this tenant already stores {used['messages']} messages, its quota (--quota-messages)")
+        if self.quota.bytes is not None and used["bytes"] + size > self.quota.bytes:
+            raise QuotaExceeded(
+                f"this message ({size} bytes) would take the tenant past its {self.quota.bytes} bytes (--quota-bytes)"
+            )
+
+    def messages_since(self, session_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]] | None:
+        """The session's message count and its messages from position ``since`` on, in order; ``None``
+        when the tenant has no such session. A worker calls it to catch up with what others appended."""
+        if not valid_session_id(session_id):
+            return None
+        with self._tx(write=False) as db:  # one round trip: this runs before every use of a session
+            rows = db.execute(
+                "SELECT s.next_seq, m.seq, m.message_id, m.role, m.content, m.importance, m.created "
+                "FROM sessions s LEFT JOIN messages m ON m.tenant_id = s.tenant_id AND m.session_id = s.id "
+                "AND m.seq >= ? WHERE s.tenant_id = ? AND s.id = ? ORDER BY m.seq",
+                (since, self.tenant, session_id),
+            ).fetchall()
+        if not rows:
+            return None
+        return int(rows[0][0]), [_message_row(r[1:]) for r in rows if r[1] is not None]
+
+    # ------------------------------------------------------------------ artifacts
+
+    def load_artifact(self, session_id: str, kind: str, key: str) -> bytes | None:
+        """The session's artifact, else a copy of the same artifact from another of the tenant's sessions."""
+        with self._tx(write=False) as db:
+            row = db.execute(
+                "SELECT blob, session_id FROM artifacts WHERE tenant_id = ? AND kind = ? AND key = ? "
+                "ORDER BY CASE WHEN session_id = ? THEN 0 ELSE 1 END LIMIT 1",
+                (self.tenant, kind, key, session_id),
+            ).fetchone()
+        if row is None:
+            return None
+        if row[1] != session_id:
+            self.save_artifact(session_id, kind, key, bytes(row[0]))
+        return bytes(row[0])
+
+    def save_artifact(self, session_id: str, kind: str, key: str, data: bytes) -> None:
+        # Not durable on its own: an artifact is derived data, and the message row that needs it commits
+        # after it, durably, which (write-ahead logs being sequential) makes it durable too.
+        try:
+            with self._tx(write=True, durable=False) as db:
+                db.execute(
+                    "INSERT INTO artifacts (tenant_id, session_id, kind, key, blob) SELECT ?, ?, ?, ?, ? "
+                    "WHERE EXISTS (SELECT 1 FROM sessions WHERE tenant_id = ? AND id = ?) "
+                    "ON CONFLICT (tenant_id, session_id, kind, key) DO UPDATE SET blob = excluded.blob",
+                    (self.tenant, session_id, kind, key, bytes(data), self.tenant, session_id),
+                )
+        except UnknownSession:
+            pass  # the session was erased while this artifact was being made: it must not come back
+
+    # ------------------------------------------------------------------ erasure
+
+    def erase_session(self, session_id: str) -> bool:
+        """Delete the session, its messages and its artifacts, then scrub the freed bytes; ``False`` when
+        the tenant has no such session."""
+        if not valid_session_id(session_id):
+            return False
+        with self._tx(write=True) as db:
+            for table, column in (("artifacts", "session_id"), ("messages", "session_id"), ("sessions", "id")):
+                deleted = db.execute(
+                    f"DELETE FROM {table} WHERE tenant_id = ? AND {column} = ?", (self.tenant, session_id)
+                ).rowcount
+        if deleted:
+            self._store.scrub()
+        return deleted > 0
+
+    def erase(self) -> int:
+        """Delete every session, message and artifact of the tenant, then scrub; returns the sessions erased."""
+        with self._tx(write=True) as db:
+            for table in ("artifacts", "messages", "sessions"):
+                deleted = db.execute(f"DELETE FROM {table} WHERE tenant_id = ?", (self.tenant,)).rowcount
+        self._store.scrub()
+        return int(deleted)
+
+
+def _usage(db: Executor, tenant: str) -> dict[str, int]:
+    sessions, messages, size = db.execute(
+        "SELECT COUNT(*), COALESCE(SUM(next_seq), 0), COALESCE(SUM(bytes), 0) FROM sessions WHERE tenant_id = ?",
+        (tenant,),
+    ).fetchone()
+    return {"sessions": int(sessions), "messages": int(messages), "bytes": int(size)}

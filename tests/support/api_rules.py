@@ -1,0 +1,137 @@
+"""The rules an upstream API applies to a request's history (roles, pairing of tool calls and results, order),
+written from each API's documentation, as a list of violations (empty: the request is valid).
+
+The upstream test server rejects a request that breaks one, and the property tests hold every packed
+history to them: no orphan tool result, no call without its results, roles and order each API accepts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def chat_violations(messages: list[dict[str, Any]]) -> list[str]:
+    """OpenAI chat completions: a ``tool`` message answers a call of the assistant message right before the
+    run of tool messages it belongs to; every call of an assistant message is answered before any other
+    message; ids are unique; arguments are JSON text."""
+    problems: list[str] = []
+    if not messages:
+        return ["messages is empty"]
+    waiting: list[str] = []
+    seen: set[str] = set()
+    for i, m in enumerate(messages):
+        role = m.get("role")
+        if role not in ("system", "developer", "user", "assistant", "tool"):
+            problems.append(f"messages[{i}]: unknown role {role!r}")
+        if role == "tool":
+            call_id = m.get("tool_call_id")
+            if call_id not in waiting:
+                problems.append(f"messages[{i}]: tool message {call_id!r} answers no pending call (orphan)")
+            else:
+                waiting.remove(call_id)
+            if not isinstance(m.get("content"), str):
+                problems.append(f"messages[{i}]: tool content must be a string")
+            continue
+        if waiting:
+            problems.append(f"messages[{i}]: tool calls {waiting} have no result before this message")
+            waiting = []
+        calls = m.get("tool_calls") or []
+        if calls and role != "assistant":
+            problems.append(f"messages[{i}]: only assistant messages may have tool_calls")
+        if not calls and not isinstance(m.get("content"), (str, list)):
+            problems.append(f"messages[{i}]: content is required without tool_calls")
+        for c in calls:
+            if c.get("id") in seen:
+                problems.append(f"messages[{i}]: duplicate tool call id {c.get('id')!r}")
+            seen.add(c.get("id"))
+            waiting.append(c.get("id"))
+            problems += _json_problem(i, c.get("function", {}).get("arguments"))
+    if waiting:
+        problems.append(f"tool calls {waiting} have no result")
+    return problems
+
+
+def responses_violations(body: dict[str, Any]) -> list[str]:
+    """OpenAI Responses: message items of known roles; every ``function_call_output`` follows the
+    ``function_call`` with its ``call_id``, and every ``function_call`` has an output."""
+    items = body.get("input")
+    if isinstance(items, str):
+        return []
+    if not isinstance(items, list) or not items:
+        return ["input must be a string or a non-empty list"]
+    problems: list[str] = []
+    calls: set[str] = set()
+    answered: set[str] = set()
+    for i, item in enumerate(items):
+        kind = item.get("type", "message")
+        if kind == "message":
+            if item.get("role") not in ("user", "assistant", "system", "developer"):
+                problems.append(f"input[{i}]: unknown role {item.get('role')!r}")
+            if not isinstance(item.get("content"), (str, list)):
+                problems.append(f"input[{i}]: content must be a string or a list")
+        elif kind == "function_call":
+            if item.get("call_id") in calls:
+                problems.append(f"input[{i}]: duplicate call_id {item.get('call_id')!r}")
+            calls.add(item.get("call_id"))
+            problems += _json_problem(i, item.get("arguments"))
+        elif kind == "function_call_output":
+            if item.get("call_id") not in calls:
+                problems.append(f"input[{i}]: output for {item.get('call_id')!r} has no function_call before it")
+            answered.add(item.get("call_id"))
+        else:
+            problems.append(f"input[{i}]: unexpected item type {kind!r}")
+    problems += [f"No tool output found for function call {c}" for c in sorted(calls - answered)]
+    return problems
+
+
+def anthropic_violations(body: dict[str, Any]) -> list[str]:
+    """Anthropic Messages: ``user`` and ``assistant`` only, alternating and starting with ``user``; every
+    ``tool_use`` answered by a ``tool_result`` in the very next (user) message, results first in it; no
+    ``tool_result`` without its ``tool_use`` in the message right before; no empty text block;
+    ``max_tokens`` given."""
+    problems: list[str] = [] if isinstance(body.get("max_tokens"), int) else ["max_tokens is required"]
+    messages = body.get("messages") or []
+    if not messages or messages[0].get("role") != "user":
+        problems.append("the first message must use the user role")
+    previous_uses: list[str] = []
+    for i, m in enumerate(messages):
+        role, blocks = m.get("role"), _blocks(m.get("content"))
+        if role not in ("user", "assistant"):
+            problems.append(f"messages[{i}]: unexpected role {role!r}")
+        if i and role == messages[i - 1].get("role"):
+            problems.append(f"messages[{i}]: roles must alternate")
+        results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
+        for tool_id in results:
+            if tool_id not in previous_uses:
+                problems.append(f"messages[{i}]: tool_result {tool_id!r} has no tool_use in the previous message")
+        if previous_uses and sorted(results) != sorted(previous_uses):
+            problems.append(f"messages[{i}]: tool_use ids {previous_uses} need tool_result blocks here")
+        kinds = [b.get("type") for b in blocks]
+        first_other = next((k for k, kind in enumerate(kinds) if kind != "tool_result"), len(kinds))
+        if "tool_result" in kinds[first_other:]:
+            problems.append(f"messages[{i}]: tool_result blocks must come first")
+        if any(b.get("type") == "text" and not b.get("text") for b in blocks):
+            problems.append(f"messages[{i}]: text content blocks must be non-empty")
+        if not blocks:
+            problems.append(f"messages[{i}]: content must not be empty")
+        previous_uses = [b.get("id") for b in blocks if b.get("type") == "tool_use"] if role == "assistant" else []
+    if previous_uses:
+        problems.append(f"tool_use ids {previous_uses} have no tool_result")
+    return problems
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return list(content or [])
+
+
+def _json_problem(i: int, arguments: Any) -> list[str]:
+    if not isinstance(arguments, str):
+        return [f"item {i}: arguments must be a JSON string"]
+    try:
+        json.loads(arguments)
+    except ValueError:
+        return [f"item {i}: arguments are not valid JSON"]
+    return []
