@@ -3,16 +3,22 @@
 
     python -m scripts.bench_classifier [--runs 20] [--out docs/benchmarks/classifier.md]
 
-Real turns come first because our own data flatters every model: the previous one scored 0.98 macro-F1
-on our own test split and 0.49 on real held-out turns. The real turns are the labelled sample of
-``data/real`` (two annotators each, split by dialogue; docs/data_card.md), their text read from the
-third-party corpora through ``scripts.corpora`` and never written anywhere. Classifiers compared:
+Real turns come first because our own data flatters every model: an earlier one scored 0.98 macro-F1
+on our own test split and 0.49 on real held-out turns. The real turns are the two labelled samples
+(``scripts.labelling.gold_turns``: data/real and data/real2, two annotators and an adjudicator, version 2 of
+docs/labelling.md, split by dialogue; docs/data_card.md), their text read from the third-party corpora through
+``scripts.corpora`` and never written anywhere. Tables per language, role, corpus and sampling pool, with the
+false-CRITICAL rate per audience (prompts to assistants, assistant turns, social chat, task turns). Classifiers:
 
 * **deployed**: ``local_classifier()`` on the e5 encoder, exactly what the engine labels with;
 * **rules**: ``RuleClassifier`` alone, the fallback when no model is installed;
-* **previous**: the model deployed before it (MiniLM + n-grams with the rules on top). It no longer runs
-  here, so its labels on the real dev and test turns are kept as ids and labels in
-  ``data/real/previous_model_predictions.jsonl`` and its row is recomputed from them.
+* **previous**: the model deployed before it, from its labels on the real dev and test turns and on the statements
+  of the preference check, kept as ids and labels in ``data/real/previous_model_predictions.jsonl``
+  (``--save-as-previous`` writes them from the installed model, before a new one replaces it).
+
+The preference check (``scripts.relevance_sets.preference_items``: real statements chosen by annotators, none trained
+on) gets its own table: CRITICAL recall on the statements per corpus. Whether they reach the model ten long exchanges
+later is ``python -m scripts.bench_long --suite realprefs``.
 
 Without the corpora only the own-data and latency tables are written. Prints markdown and writes it
 to docs/benchmarks/classifier.md. Everything runs on 1 thread.
@@ -30,45 +36,21 @@ import json
 import platform
 import statistics
 import time
-from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from afm_local.core.protocols import ImportanceClassifier
-from afm_local.core.types import Utterance
+from afm_local.core.types import IMPORTANCE_NAMES, Utterance
 from afm_local.local.paths import models_dir
 from afm_local.text.rules import RuleClassifier
-from afm_local.core.types import IMPORTANCE_NAMES
 from scripts.common import OUT_DIR, ROOT, load_jsonl, metrics
+from scripts.labelling import HARD_POOLS, ORDINARY_POOLS, GoldTurn, gold_turns
+from scripts.relevance_sets import preference_items
 
-REAL = ROOT / "data" / "real"
 OWN = ROOT / "data" / "importance"
-PREVIOUS = REAL / "previous_model_predictions.jsonl"
+PREVIOUS = ROOT / "data" / "real" / "previous_model_predictions.jsonl"
 ROLES = ("user", "assistant")
-POOLS = ("random", "candidate", "dense")
 BATCH = 30  # messages per classify call in the latency table: one ingest of a pasted conversation
-
-
-@dataclass(frozen=True, slots=True)
-class RealTurn:
-    """One labelled real turn as the repository keeps it: ids, metadata and the gold label, no text."""
-
-    id: str
-    corpus: str
-    role: str
-    lang: str
-    pool: str
-    split: str
-    label: str
-
-
-def real_turns() -> list[RealTurn]:
-    """Every labelled real turn; the text is fetched only to classify, so counting needs no corpora."""
-    items = {r["id"]: r for r in load_jsonl(REAL / "items.jsonl")}
-    return [RealTurn(r["id"], items[r["id"]]["corpus"], items[r["id"]]["role"], items[r["id"]]["lang"],
-                     items[r["id"]]["pool"], items[r["id"]]["split"], r["label"])
-            for r in load_jsonl(REAL / "labels.jsonl")]
 
 
 def corpora_missing() -> str | None:
@@ -87,35 +69,42 @@ def labels_of(clf: ImportanceClassifier, items: Sequence[Utterance]) -> list[str
 
 
 # ------------------------------------------------------------------------------------------ real turns
+AUDIENCES = ("prompt", "assistant", "social", "task")
+
+
 def pct(hits: int, n: int) -> str:
     return f"{100 * hits / n:.1f}% of {n}" if n else "–"
 
 
-def false_critical(rows: Sequence[RealTurn], pred: Sequence[str], keep: Callable[[RealTurn], bool]) -> str:
-    """False CRITICAL among ordinary turns (random pool, gold not CRITICAL): what a user sees flagged
-    in everyday chat. The candidate and dense pools were picked by constraint words, so they would
-    overstate it."""
-    idx = [i for i, r in enumerate(rows) if r.pool == "random" and r.label != "CRITICAL" and keep(r)]
+def false_critical(rows: Sequence[GoldTurn], pred: Sequence[str], keep: Callable[[GoldTurn], bool],
+                   pools: Sequence[str] = ORDINARY_POOLS) -> str:
+    """False CRITICAL among ordinary turns (the random pools and the prompts drawn at random), gold not CRITICAL: what
+    a user sees flagged, and what the targets are about. With ``HARD_POOLS``: the second sample's assistant turns and
+    social chat drawn by words to look like preferences (hard negatives; their rates err high)."""
+    idx = [i for i, r in enumerate(rows) if r.pool in pools and r.label != "CRITICAL" and keep(r)]
     return pct(sum(pred[i] == "CRITICAL" for i in idx), len(idx))
 
 
-def recall_cell(rows: Sequence[RealTurn], pred: Sequence[str], keep: Callable[[RealTurn], bool]) -> str:
+def recall_cell(rows: Sequence[GoldTurn], pred: Sequence[str], keep: Callable[[GoldTurn], bool]) -> str:
     idx = [i for i, r in enumerate(rows) if r.label == "CRITICAL" and keep(r)]
     hits = sum(pred[i] == "CRITICAL" for i in idx)
     return f"{hits / len(idx):.3f} ({hits}/{len(idx)})" if idx else "–"
 
 
-def real_tables(title: str, note: str, rows: list[RealTurn], preds: dict[str, list[str]]) -> list[str]:
-    """Overall, per language and per role; false CRITICAL per corpus; CRITICAL recall per speaker, pool and
-    corpus (CaSiNo holds most real CRITICAL turns, so an overall recall mostly measures it)."""
-    slices: list[tuple[str, Callable[[RealTurn], bool]]] = [
+def precision_cell(rows: Sequence[GoldTurn], pred: Sequence[str], keep: Callable[[GoldTurn], bool]) -> str:
+    idx = [i for i, r in enumerate(rows) if pred[i] == "CRITICAL" and keep(r)]
+    hits = sum(rows[i].label == "CRITICAL" for i in idx)
+    return f"{hits / len(idx):.3f} ({hits}/{len(idx)})" if idx else "–"
+
+
+def overall_table(rows: list[GoldTurn], preds: dict[str, list[str]]) -> list[str]:
+    """Overall, per language and per role, with the false-CRITICAL rate per audience."""
+    slices: list[tuple[str, Callable[[GoldTurn], bool]]] = [
         ("all", lambda r: True), ("en", lambda r: r.lang == "en"), ("ru", lambda r: r.lang == "ru"),
         ("user", lambda r: r.role == "user"), ("assistant", lambda r: r.role == "assistant")]
-    n_crit = sum(r.label == "CRITICAL" for r in rows)
-    md = [f"## {title}: {len(rows):,} turns, {n_crit} CRITICAL", "", note, "",
-          "| classifier | slice | turns | CRITICAL | macro-F1 | CRIT recall | CRIT precision"
-          " | false CRITICAL, ordinary user turns | false CRITICAL, ordinary assistant turns |",
-          "|---|---|---|---|---|---|---|---|---|"]
+    md = ["| classifier | slice | turns | CRITICAL | macro-F1 | CRIT recall | CRIT precision | "
+          + " | ".join(f"false CRIT, {a}" for a in AUDIENCES) + " | false CRIT, hard negatives |",
+          "|---|---|---|---|---|---|---|" + "---|" * 5]
     for name, pred in preds.items():
         for slice_name, keep in slices:
             idx = [i for i, r in enumerate(rows) if keep(r)]
@@ -123,52 +112,112 @@ def real_tables(title: str, note: str, rows: list[RealTurn], preds: dict[str, li
             crit = m["per_class"]["CRITICAL"]
             md.append(f"| {name} | {slice_name} | {m['n']} | {crit['support']} | {m['macro_f1']:.3f} | {crit['recall']:.3f}"
                       f" | {crit['precision']:.3f} | "
-                      + " | ".join(false_critical(rows, pred, lambda r, role=role: keep(r) and r.role == role) for role in ROLES)
-                      + " |")
+                      + " | ".join(false_critical(rows, pred, lambda r, a=a: keep(r) and r.audience == a)
+                                   for a in AUDIENCES) + f" | {false_critical(rows, pred, keep, HARD_POOLS)} |")
     deployed = metrics([r.label for r in rows], preds["deployed"])["confusion"]
     md += ["", "Confusion of the deployed classifier (rows = gold, columns = predicted):", "",
            "| gold \\ predicted | " + " | ".join(IMPORTANCE_NAMES) + " |", "|---|---|---|---|"]
-    md += [f"| {gold} | " + " | ".join(str(deployed[gold][p]) for p in IMPORTANCE_NAMES) + " |" for gold in IMPORTANCE_NAMES]
+    return md + [f"| {gold} | " + " | ".join(str(deployed[gold][p]) for p in IMPORTANCE_NAMES) + " |"
+                 for gold in IMPORTANCE_NAMES]
 
-    corpora = sorted({r.corpus for r in rows})
-    md += ["", "False CRITICAL by corpus, ordinary turns (random pool, gold not CRITICAL); `assistant` is a person"
-           " in CaSiNo and Topical-Chat, a model in HH-RLHF, alternating lines of a joke in the anekdot corpus:", "",
-           "| corpus | lang | " + " | ".join(f"{name}, {role}" for role in ROLES for name in preds) + " |",
-           "|---|---|" + "---|" * (len(ROLES) * len(preds))]
-    for corpus in corpora:
+
+def corpus_table(rows: list[GoldTurn], preds: dict[str, list[str]]) -> list[str]:
+    """Per corpus: CRITICAL recall and precision, and false CRITICAL per audience, for every classifier."""
+    md = ["| corpus | lang | classifier | CRIT recall | CRIT precision | "
+          + " | ".join(f"false CRIT, {a}" for a in AUDIENCES) + " |", "|---|---|---|---|---|" + "---|" * 4]
+    for corpus in sorted({r.corpus for r in rows}):
         lang = next(r.lang for r in rows if r.corpus == corpus)
-        md.append(f"| {corpus} | {lang} | " + " | ".join(
-            false_critical(rows, pred, lambda r, role=role: r.corpus == corpus and r.role == role)
-            for role in ROLES for pred in preds.values()) + " |")
+        for name, pred in preds.items():
+            cells = [recall_cell(rows, pred, lambda r: r.corpus == corpus),
+                     precision_cell(rows, pred, lambda r: r.corpus == corpus)]
+            cells += [false_critical(rows, pred, lambda r, a=a: r.corpus == corpus and r.audience == a) for a in AUDIENCES]
+            md.append(f"| {corpus} | {lang} | {name} | " + " | ".join(cells) + " |")
+    return md
 
-    speakers = Counter(r.corpus for r in rows if r.label == "CRITICAL" and r.role == "assistant")
-    md += ["", f"CRITICAL recall by speaker and by sampling pool. Of the {n_crit} CRITICAL statements,"
-           f" {sum(r.label == 'CRITICAL' and r.role == 'user' for r in rows)} are user turns and {sum(speakers.values())}"
-           " `assistant` turns (" + ", ".join(f"{c} {n}" for c, n in speakers.most_common()) + "). The candidate and dense"
-           " pools were drawn by constraint word lists, so recall there favours constraints stated with such words;"
-           " the random pool is the unbiased one, and small. Most CRITICAL statements come from one corpus,"
-           " CaSiNo, whose participants give personal reasons in a negotiation.", "",
-           "| classifier | all | user | assistant | " + " | ".join(f"{pool} pool" for pool in POOLS)
-           + " | CaSiNo | other corpora |", "|---|---|---|---|" + "---|" * (len(POOLS) + 2)]
+
+def pool_table(rows: list[GoldTurn], preds: dict[str, list[str]]) -> list[str]:
+    """CRITICAL recall by speaker and by sample and pool (the pattern-drawn pools favour statements with its words)."""
+    pools = sorted({(r.sample, r.pool) for r in rows if r.label == "CRITICAL"})
+    md = ["| classifier | user | assistant | " + " | ".join(f"{s} {p}" for s, p in pools) + " |",
+          "|---|---|---|" + "---|" * len(pools)]
     for name, pred in preds.items():
-        cells = [recall_cell(rows, pred, lambda r: True)]
-        cells += [recall_cell(rows, pred, lambda r, role=role: r.role == role) for role in ROLES]
-        cells += [recall_cell(rows, pred, lambda r, pool=pool: r.pool == pool) for pool in POOLS]
-        cells += [recall_cell(rows, pred, lambda r, casino=casino: (r.corpus == "casino") == casino) for casino in (True, False)]
+        cells = [recall_cell(rows, pred, lambda r, role=role: r.role == role) for role in ROLES]
+        cells += [recall_cell(rows, pred, lambda r, s=s, p=p: (r.sample, r.pool) == (s, p)) for s, p in pools]
         md.append(f"| {name} | " + " | ".join(cells) + " |")
-    return md + [""]
+    return md
 
 
-def real_predictions(clf: ImportanceClassifier, rows: list[RealTurn], split: str) -> dict[str, list[str]]:
-    """Labels of the deployed classifier, the rules and (when its file is there) the previous model."""
+def real_tables(title: str, note: str, rows: list[GoldTurn], preds: dict[str, list[str]]) -> list[str]:
+    n_crit = sum(r.label == "CRITICAL" for r in rows)
+    return [f"## {title}: {len(rows):,} turns, {n_crit} CRITICAL", "", note, "", *overall_table(rows, preds), "",
+            "Per corpus (`assistant` is a person in CaSiNo, Topical-Chat, ReDial and Circa, a model in HH-RLHF, OASST"
+            " and Dolly, alternating lines of a joke in the anekdot corpus; a `prompt` is a user's message to an"
+            " assistant in Arena-Hard, OASST, Dolly and HH-RLHF; `task` a user turn of a booking or an order):", "",
+            *corpus_table(rows, preds), "", "CRITICAL recall by speaker and by sample and sampling pool:", "",
+            *pool_table(rows, preds), ""]
+
+
+def real_predictions(clf: ImportanceClassifier, rows: list[GoldTurn]) -> dict[str, list[str]]:
+    """Labels of the deployed classifier, the rules and (from its kept labels) the previous model."""
     from scripts.corpora import turn
 
     items = [Utterance(turn(r.id).text, r.role) for r in rows]
     preds = {"deployed": labels_of(clf, items), "rules": labels_of(RuleClassifier(), items)}
-    if PREVIOUS.is_file():
-        previous = {p["id"]: p["prediction"] for p in load_jsonl(PREVIOUS) if p["split"] == split}
+    previous = previous_labels(rows[0].split) if rows else {}
+    if previous:
         preds["previous"] = [previous[r.id] for r in rows]
     return preds
+
+
+def save_as_previous(clf: ImportanceClassifier) -> None:
+    """Keep the installed model's labels on every real dev and test turn and every statement of the preference check
+    (ids and labels only), before a new model replaces it: the benchmark's "previous" rows."""
+    from scripts.corpora import turn
+
+    rows = [(r.id, r.split, r.role) for r in gold_turns() if r.split in ("dev", "test")]
+    rows += [(item.statement.id, f"prefs_{split}", "user") for split in PREF_SPLITS for item in preference_items(split)]
+    pred = labels_of(clf, [Utterance(turn(i).text, role) for i, _, role in rows])
+    with PREVIOUS.open("w", encoding="utf-8") as fh:
+        for (i, split, _), p in zip(rows, pred):
+            fh.write(json.dumps({"id": i, "split": split, "model": clf.name, "prediction": p}) + "\n")
+    print(f"{len(rows)} labels of {clf.name} -> {PREVIOUS.relative_to(ROOT)}")
+
+
+def previous_labels(split: str) -> dict[str, str]:
+    return {p["id"]: p["prediction"] for p in load_jsonl(PREVIOUS) if p["split"] == split} if PREVIOUS.is_file() else {}
+
+
+# ------------------------------------------------------------------------------------------ preference check
+PREF_SPLITS = ("test", "dev")
+
+
+def preference_table(clf: ImportanceClassifier) -> list[str]:
+    """CRITICAL recall on the preference check's statements (the user's message that opens each item), per corpus."""
+    md = ["## The preference check's statements", "",
+          "Real first-person statements of a standing like, dislike, need or refusal, chosen by annotators from"
+          " Circa, ReDial, CaSiNo and Topical-Chat (data/long_real/prefs_*.jsonl; none trains the classifier, and"
+          " nothing was chosen on test). Each is a user's message; the share labelled CRITICAL:", ""]
+    for split in PREF_SPLITS:
+        items = preference_items(split)
+        corpora = sorted({item.statement.corpus for item in items})
+        statements = [Utterance(item.statement.text, "user") for item in items]
+        preds = {"deployed": labels_of(clf, statements), "rules": labels_of(RuleClassifier(), statements)}
+        previous = previous_labels(f"prefs_{split}")
+        if previous:
+            preds["previous"] = [previous[item.statement.id] for item in items]
+        md += [f"**{split}** ({len(items)} statements)", "", "| classifier | all | " + " | ".join(corpora) + " |",
+               "|---|---|" + "---|" * len(corpora)]
+        for name, pred in preds.items():
+            cells = [share(pred)] + [share([p for p, item in zip(pred, items) if item.statement.corpus == c])
+                                     for c in corpora]
+            md.append(f"| {name} | " + " | ".join(cells) + " |")
+        md.append("")
+    return md
+
+
+def share(pred: list[str]) -> str:
+    hits = sum(p == "CRITICAL" for p in pred)
+    return f"{hits / len(pred):.3f} ({hits}/{len(pred)})" if pred else "–"
 
 
 # ------------------------------------------------------------------------------------------ own data
@@ -201,7 +250,7 @@ def own_table(clf: ImportanceClassifier, real_test: dict[str, float] | None) -> 
     return md + [""]
 
 
-def headline(rows: list[RealTurn], preds: dict[str, list[str]]) -> dict[str, float]:
+def headline(rows: list[GoldTurn], preds: dict[str, list[str]]) -> dict[str, float]:
     """The real test figures the own-data table sets its sets against."""
     gold = [r.label for r in rows]
     model, rules = metrics(gold, preds["deployed"]), metrics(gold, preds["rules"])
@@ -268,10 +317,48 @@ def speed_tables(runs: int, import_ms: float) -> list[str]:
 
 
 # ------------------------------------------------------------------------------------------ main
+def header(clf: ImportanceClassifier) -> list[str]:
+    config = json.loads((models_dir() / "importance" / "labels.json").read_text(encoding="utf-8"))
+    card = json.loads((models_dir() / "importance" / "model_card.json").read_text(encoding="utf-8"))
+    thresholds = config["decision"]["critical_threshold"]
+    previous = load_jsonl(PREVIOUS)[0]["model"] if PREVIOUS.is_file() else "none kept"
+    return ["# Importance classifier benchmark", "",
+            f"Written by `python -m scripts.bench_classifier`. Machine: {platform.machine()}, {os.cpu_count()} cores"
+            f" (shared, noisy), Python {platform.python_version()}, 1 thread everywhere.", "",
+            f"* **deployed**: `local_classifier()`, `{clf.name}`: {card.get('summary', card['name'])}; CRITICAL when"
+            f" p(CRITICAL) reaches the threshold of the message's role ({json.dumps(thresholds)}); rule overrides:"
+            f" {', '.join(config['rule_overrides']) or 'none'} (docs/model_card.md).",
+            "* **rules**: `RuleClassifier` alone, the fallback without a model.",
+            f"* **previous**: the model deployed before, `{previous}`, from its kept labels"
+            " (`data/real/previous_model_predictions.jsonl`): real turns and the preference check's statements.", ""]
+
+
+def real_sections(clf: ImportanceClassifier) -> tuple[list[str], dict[str, float]]:
+    """The real test and dev tables, and the test headline the own-data table compares with."""
+    turns = gold_turns()
+    by_split = {split: [r for r in turns if r.split == split] for split in ("test", "dev")}
+    preds = {split: real_predictions(clf, rows) for split, rows in by_split.items()}
+    md = real_tables(
+        "Real held-out test", "Third-party turns from dialogues no training or dev turn comes from (split by"
+        " dialogue); nothing was chosen on them. False CRITICAL per audience: among ordinary turns (the random"
+        " pools and the prompts drawn at random), gold not CRITICAL; hard negatives: the second sample's assistant"
+        " and social turns drawn by words to look like preferences.",
+        by_split["test"], preds["test"])
+    md += real_tables(
+        "Real dev (used for choices)", "The deployed model's epoch, its CRITICAL thresholds (the lowest keeping"
+        " false CRITICAL on ordinary dev turns within the card's limits) and its rule overrides were chosen on these"
+        " turns, so its figures here are optimistic; the rules and the previous model were not tuned on them.",
+        by_split["dev"], preds["dev"])
+    return md, headline(by_split["test"], preds["test"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=20, help="timed runs per latency row")
     ap.add_argument("--out", type=Path, default=OUT_DIR / "classifier.md")
+    ap.add_argument("--save-as-previous", action="store_true",
+                    help="write the installed model's labels on the real dev and test turns as the previous model's"
+                         " and stop")
     args = ap.parse_args()
     started = time.perf_counter()
     t = time.perf_counter()
@@ -286,35 +373,16 @@ def main() -> None:
     clf = local_classifier(threads=1, encoder=OnnxEmbedder("multilingual-e5-small", threads=1))
     if clf.name == "rules":
         raise SystemExit("the importance model is not installed: run scripts/setup.sh first")
-    config = json.loads((models_dir() / "importance" / "labels.json").read_text(encoding="utf-8"))
-    md = ["# Importance classifier benchmark", "",
-          f"Written by `python -m scripts.bench_classifier`. Machine: {platform.machine()}, {os.cpu_count()} cores"
-          f" (shared, noisy), Python {platform.python_version()}, 1 thread everywhere.", "",
-          f"* **deployed**: `local_classifier()`, `{clf.name}`: the top 4 layers of multilingual-e5-small fine-tuned"
-          " with a head that also reads the speaker's role and the hard-constraint rule hits; CRITICAL when"
-          f" p(CRITICAL) >= {config['decision']['critical_threshold']}; rule overrides:"
-          f" {', '.join(config['rule_overrides']) or 'none'} (docs/model_card.md).",
-          "* **rules**: `RuleClassifier` alone, the fallback without a model.",
-          "* **previous**: the model deployed before (MiniLM + n-grams, rules on top), from its kept labels"
-          " (`data/real/previous_model_predictions.jsonl`); real turns only.", ""]
+    if args.save_as_previous:
+        save_as_previous(clf)
+        return
+    md, real_test = header(clf), None
     missing = corpora_missing()
-    real_test = None
     if missing:
         md += [f"**The real-turn tables are left out**: {missing}.", ""]
     else:
-        turns = real_turns()
-        by_split = {split: [r for r in turns if r.split == split] for split in ("test", "dev")}
-        preds = {split: real_predictions(clf, rows, split) for split, rows in by_split.items()}
-        real_test = headline(by_split["test"], preds["test"])
-        md += real_tables(
-            "Real held-out test", "Third-party turns from dialogues no training or dev turn comes from (split by"
-            " dialogue); nothing was chosen on them. Ordinary turns: the random pool with gold not CRITICAL.",
-            by_split["test"], preds["test"])
-        md += real_tables(
-            "Real dev (used for choices)", "The deployed model's epoch, its CRITICAL threshold (the lowest keeping"
-            " false CRITICAL within 2.5% of ordinary user and 1.8% of ordinary assistant turns) and its rule"
-            " overrides (none earned) were chosen on these turns, so its figures here are optimistic; the rules"
-            " and the previous model were not tuned on them.", by_split["dev"], preds["dev"])
+        sections, real_test = real_sections(clf)
+        md += sections + preference_table(clf)
     md += own_table(clf, real_test)
     md += speed_tables(args.runs, import_ms)
     md += [f"Whole benchmark: {time.perf_counter() - started:.0f} s.", ""]

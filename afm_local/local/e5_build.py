@@ -436,9 +436,11 @@ def encoder_model(
     fmt: Format = FORMAT,
     layers: int | None = None,
     progress: Callable[[int], None] = lambda n: None,
+    split_layer: int = SPLIT_LAYER,
 ) -> bytes:
     """The serialised ONNX encoder: inputs input_ids and attention_mask (batch, seq), outputs
-    last_hidden_state and the hidden states after ``SPLIT_LAYER`` layers (``SPLIT_OUTPUT``)."""
+    last_hidden_state and the hidden states after ``split_layer`` layers (``SPLIT_OUTPUT`` for the
+    installed ``SPLIT_LAYER``; another split only for measuring where the classifier should take over)."""
     from onnx import TensorProto, helper
 
     g = _Graph()
@@ -447,8 +449,8 @@ def encoder_model(
     outputs = ["last_hidden_state"]
     for layer in range(layers or m.layers):
         x = _layer(g, m, x, mask_bias, layer, fmt)
-        if layer + 1 == SPLIT_LAYER and (layers or m.layers) > SPLIT_LAYER:
-            outputs.append(g.op("Identity", [x], SPLIT_OUTPUT))
+        if layer + 1 == split_layer and (layers or m.layers) > split_layer:
+            outputs.append(g.op("Identity", [x], f"{SPLIT_PREFIX}{split_layer}"))
         progress(1)
     g.op("Identity", [x], "last_hidden_state")
     dims = ["batch", "sequence"]

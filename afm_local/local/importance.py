@@ -9,7 +9,7 @@ once: the embedder's pass leaves the hidden states behind for the classifier (``
 hidden_states``).
 
 ``models/importance/`` holds ``head.onnx``, ``labels.json`` (label order, the encoder it continues,
-the features, the decision threshold) and ``model_card.json`` (how it was trained, its metrics). Every
+the features, the decision threshold per role) and ``model_card.json`` (how it was trained, its metrics). Every
 file is checked against its pin in ``models/manifest.json`` before anything is loaded, and the
 encoder's fingerprint must be the one the head was trained on. It never imports torch.
 """
@@ -79,7 +79,8 @@ class EncoderHeadClassifier:
                 "retrain it with scripts/train_classifier.py"
             )
         self._encoder = encoder
-        self.threshold = float(self.config["decision"]["critical_threshold"])
+        thresholds = self.config["decision"]["critical_threshold"]
+        self.thresholds = {role: float(thresholds[role]) for role in ROLE_FEATURES}
         # The name keys cached verdicts, so it changes whenever a file that decides them (the head, the labels)
         # or the encoder does; the card only documents the model.
         pins = {Path(f.path).name: f.sha256 for f in model_spec(MANIFEST_NAME, root).files}
@@ -110,11 +111,14 @@ class EncoderHeadClassifier:
             out[row] = self._session.run(["probabilities"], feed)[0][0]
         return out
 
-    def decide(self, p: np.ndarray) -> list[Importance]:
-        """CRITICAL at or above the threshold chosen on the dev sets, else the likelier of the other two."""
+    def decide(self, p: np.ndarray, roles: Sequence[str]) -> list[Importance]:
+        """CRITICAL at or above the threshold of the message's role, chosen on real dev turns (a system or tool
+        message takes the user's), else the likelier of the other two."""
         return [
-            Importance.CRITICAL if row[0] >= self.threshold else Importance(IMPORTANCE_NAMES[1 + int(row[1:].argmax())])
-            for row in p
+            Importance.CRITICAL
+            if row[0] >= self.thresholds.get(role, self.thresholds["user"])
+            else Importance(IMPORTANCE_NAMES[1 + int(row[1:].argmax())])
+            for row, role in zip(p, roles)
         ]
 
     def classify(self, items: Sequence[Utterance]) -> list[Classification]:
@@ -123,5 +127,5 @@ class EncoderHeadClassifier:
         p = self.probabilities(items)
         return [
             Classification(label, {name: float(v) for name, v in zip(IMPORTANCE_NAMES, row)}, "model")
-            for label, row in zip(self.decide(p), p)
+            for label, row in zip(self.decide(p, [item.role for item in items]), p)
         ]

@@ -65,6 +65,17 @@ def test_the_role_is_read(clf: EncoderHeadClassifier) -> None:
     assert not np.allclose(user, assistant)
 
 
+def test_each_role_has_its_threshold(encoder: OnnxEmbedder) -> None:
+    """p(CRITICAL) is held against the threshold of the message's own role; system and tool messages take the
+    user's. The thresholds come from labels.json, one per role."""
+    fresh = EncoderHeadClassifier(MODEL_DIR, encoder, threads=1)
+    assert set(fresh.thresholds) == {"user", "assistant"}
+    fresh.thresholds = {"user": 0.3, "assistant": 0.6}
+    p = np.array([[0.45, 0.5, 0.05]] * 4)
+    assert fresh.decide(p, ["user", "assistant", "system", "tool"]) == [
+        Importance.CRITICAL, Importance.RELEVANT, Importance.CRITICAL, Importance.CRITICAL]
+
+
 def test_labels_do_not_depend_on_the_batch(clf: EncoderHeadClassifier) -> None:
     items = [Utterance(t, r) for t, r, _ in CLEAR_CASES]
     together = clf.probabilities(items)
