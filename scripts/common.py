@@ -186,25 +186,24 @@ def write_headline() -> Path:
 
 
 def _long_headline(lr: dict) -> list[str]:
-    """The long-conversation lines of the headline, from bench_long's rows: per strategy and budget, the
-    share of planted facts retained, constraints and preferences verbatim, and refusals."""
-    rows, budgets = lr["rows"], [int(b) for b in str(lr["args"]["budgets"]).split(",")]
-
-    def share(strategy: str, budget: int, kind: str, key: str) -> str:
-        hit = [r[key] for r in rows if r["strategy"] == strategy and r["budget"] == budget and r["kind"] == kind]
-        return f"{100 * sum(hit) / len(hit):.0f}%" if hit else "–"
-
-    kinds = sorted({r["kind"] for r in rows})
-    lines = [f"## Long real conversations (`{lr['args']['split']}` split; bench_long, see long.md)", "",
-             "Each cell: planted facts retained (Full or Compressed) / constraints verbatim / preferences verbatim.", "",
-             "| strategy | " + " | ".join(f"{b} tok" for b in budgets) + " |",
-             "|---|" + "---|" * len(budgets)]
-    for strategy in ("afm", "afm_paper", "topk", "recency"):
-        cells = [" / ".join(share(strategy, b, k, "retained" if k == "fact" else "verbatim")
-                            for k in ("fact", "constraint", "preference") if k in kinds) for b in budgets]
-        refused = sum(r["refused"] for r in rows if r["strategy"] == strategy)
-        lines.append(f"| {strategy}{f' ({refused} refused)' if refused else ''} | " + " | ".join(cells) + " |")
-    return [*lines, ""]
+    """The long-conversation lines of the headline, from bench_long's rows: per suite, strategy and budget,
+    the evidence retained (Full or Compressed; for the preference suites the statement verbatim)."""
+    rows = lr["rows"]
+    lines = [f"## Long real conversations (`{lr['args']['split']}` split; bench_long, see long.md)", ""]
+    for suite in dict.fromkeys(r["suite"] for r in rows):
+        key = "verbatim" if suite in ("realprefs", "prefs") else "retained"
+        ours = [r for r in rows if r["suite"] == suite]
+        budgets = sorted({r["budget"] for r in ours})
+        lines += [f"`{suite}`, {'statement verbatim' if key == 'verbatim' else 'evidence retained'}:", "",
+                  "| strategy | " + " | ".join(f"{b} tok" for b in budgets) + " |", "|---|" + "---|" * len(budgets)]
+        for strategy in dict.fromkeys(r["strategy"] for r in ours):
+            cells = []
+            for b in budgets:
+                hit = [float(r[key]) for r in ours if r["strategy"] == strategy and r["budget"] == b]
+                cells.append(f"{100 * sum(hit) / len(hit):.1f}%" if hit else "–")
+            lines.append(f"| {strategy} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
 
 
 def form_sha(text: str) -> str:

@@ -162,7 +162,7 @@ class AFMConfig(BaseModel):
         "raise BudgetTooSmall only when tagged constraints alone do not fit. raise: BudgetTooSmall (the paper).",
     )
     critical_share: float | None = Field(
-        0.5,
+        0.3,
         gt=0,
         le=1,
         description="Under overflow=degrade, the share of the history's budget that model-labelled CRITICAL messages "
