@@ -30,14 +30,16 @@ def marker(name: str) -> str:
 
 
 def hits(folders: list[Path], words: list[str]) -> dict[str, int]:
-    """How often each word occurs in every file under ``folders`` (bytes, as written)."""
+    """How often each word occurs in every file under ``folders`` (bytes, as written: UTF-8, or escaped
+    as JSON writes a non-ASCII word, which OCR makes of a marker when it reads Latin letters as Cyrillic)."""
     found = dict.fromkeys(words, 0)
+    forms = {word: {word.encode(), json.dumps(word)[1:-1].encode()} for word in words}
     for folder in folders:
         for path in folder.rglob("*"):
             if path.is_file():
                 data = path.read_bytes()
                 for word in words:
-                    found[word] += data.count(word.encode())
+                    found[word] += sum(data.count(form) for form in forms[word])
     return found
 
 
