@@ -60,7 +60,7 @@ def responses_input(history: list[dict]) -> tuple[str, list[dict]]:
             items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": m["content"]})
             continue
         if m["content"]:
-            items.append({"role": m["role"], "content": m["content"]})
+            items.append({"role": m["role"], "content": _responses_parts(m["content"])})
         for c in m.get("tool_calls", []):
             items.append({"type": "function_call", "call_id": c["id"], "name": c["function"]["name"],
                           "arguments": c["function"]["arguments"]})
@@ -75,7 +75,7 @@ def anthropic_messages(history: list[dict]) -> tuple[str, list[dict]]:
         if m["role"] == "tool":
             blocks = [{"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}]
         else:
-            blocks = [{"type": "text", "text": m["content"]}] if m["content"] else []
+            blocks = _anthropic_blocks(m["content"])
             blocks += [{"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
                         "input": json.loads(c["function"]["arguments"])} for c in m.get("tool_calls", [])]
         if out and out[-1]["role"] == role:
@@ -83,6 +83,33 @@ def anthropic_messages(history: list[dict]) -> tuple[str, list[dict]]:
         else:
             out.append({"role": role, "content": blocks})
     return history[0]["content"], out
+
+
+def _responses_parts(content: str | list[dict]) -> str | list[dict]:
+    """Chat content parts as Responses input parts (text and images)."""
+    if isinstance(content, str):
+        return content
+    return [{"type": "input_text", "text": p["text"]} if p["type"] == "text"
+            else {"type": "input_image", "image_url": p["image_url"]["url"],
+                  "detail": p["image_url"].get("detail", "auto")}
+            for p in content]
+
+
+def _anthropic_blocks(content: str | list[dict] | None) -> list[dict]:
+    """Chat content as Anthropic blocks (a data: URL image becomes a base64 source)."""
+    if not content:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    blocks = []
+    for p in content:
+        if p["type"] == "text":
+            blocks.append({"type": "text", "text": p["text"]})
+        else:
+            head, b64 = p["image_url"]["url"].split(",", 1)
+            media = head.removeprefix("data:").removesuffix(";base64")
+            blocks.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": b64}})
+    return blocks
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +167,34 @@ def test_three_formats_at_every_budget_are_accepted_and_keep_the_constraint(afm,
     results = {b: [m["content"] for m in chat_at[b] if m["role"] == "tool"] for b in BUDGETS}
     assert "search_hotels" in names[3] and results[2000][0].endswith("tokens left out]")  # 2,000: compressed
     assert HOTELS in results[4000] and FORECAST in results[4000]  # 4,000: everything, whole
+
+
+def test_an_agent_history_with_images_packs_at_every_budget_in_all_three_formats(afm, upstream):
+    """Parallel tool calls, long tool results and a screenshot in one history: at 300 to 4,000 tokens each
+    format's upstream accepts every request (calls paired with their results, images in its own shape), the
+    constraint is verbatim, and the screenshot is sent as an image only when the budget holds it."""
+    shot = base64.b64encode(data("png/pricing_en.png")).decode()
+    history = chat_history()
+    history.insert(3, {"role": "user", "content": [
+        {"type": "text", "text": "Here is the hotel's price list."},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + shot, "detail": "low"}}]})
+    chat = openai.OpenAI(base_url=afm.url + "/v1", api_key=KEY, max_retries=0)
+    claude = anthropic.Anthropic(base_url=afm.url, auth_token=KEY, api_key=None, max_retries=0)
+    instructions, items = responses_input(history)
+    system, messages = anthropic_messages(history)
+    start = len(upstream.requests)
+    for budget in BUDGETS:
+        extra = {"afm": {"budget_tokens": budget}}
+        chat.chat.completions.create(model="m", messages=history, extra_body=extra)
+        chat.responses.create(model="m", instructions=instructions, input=items, extra_body=extra)
+        claude.messages.create(model="m", max_tokens=64, system=system, messages=messages, extra_body=extra)
+    sent = upstream.requests[start:]
+    assert [r.api for r in sent] == ["chat", "responses", "anthropic"] * len(BUDGETS)
+    assert [r.violations for r in sent if r.violations] == []
+    assert all(CONSTRAINT in _sent(r) for r in sent)
+    bodies = {b: [_sent(r) for r in sent[3 * i : 3 * i + 3]] for i, b in enumerate(BUDGETS)}
+    assert not any(shot in body for body in bodies[300])  # 300 tokens: the screenshot is a line at most
+    assert all(shot in body for body in bodies[4000])  # 4,000: the screenshot itself, in each API's shape
 
 
 def test_an_orphan_tool_result_in_the_request_is_a_clear_422_and_is_not_forwarded(afm, upstream):
