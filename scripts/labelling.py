@@ -6,7 +6,9 @@ and the gold labels they produced, as training and the benchmark read them (``go
 
 from __future__ import annotations
 
+import argparse
 import json
+import random
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,3 +116,15 @@ def gold_turns() -> list[GoldTurn]:
             it = items[r["id"]]
             out.append(GoldTurn(r["id"], it["corpus"], it["role"], it["lang"], it["pool"], it["split"], label, sample))
     return out
+
+
+def sample_args(doc: str | None, seed: int) -> tuple[argparse.Namespace, random.Random]:
+    """A sampling script's arguments (``--out``, ``--seed``) and its seeded generator; ``--out`` must lie
+    outside the repository, since batch files hold third-party text."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, required=True, help="folder outside the repository for the batch files")
+    ap.add_argument("--seed", type=int, default=seed)
+    args = ap.parse_args()
+    if ROOT in args.out.resolve().parents or args.out.resolve() == ROOT:
+        raise SystemExit("--out must lie outside the repository: batch files hold third-party text")
+    return args, random.Random(args.seed)

@@ -36,17 +36,23 @@ cut at 3,000 characters). Batch files hold third-party text and are never commit
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from pathlib import Path
 
 from scripts.common import ROOT, load_jsonl
 from scripts.corpora import SPLITS, Turn, dialogues, family, previous, split_of
-from scripts.labelling import CANDIDATE_RE, FIRST_PERSON_RE, SHOW_CHARS, eligible, item_row, write_batches
+from scripts.labelling import (
+    CANDIDATE_RE,
+    FIRST_PERSON_RE,
+    SHOW_CHARS,
+    eligible,
+    item_row,
+    sample_args,
+    write_batches,
+)
 
 ITEMS = ROOT / "data" / "real2" / "items.jsonl"
 ROUND_ONE = ROOT / "data" / "real" / "items.jsonl"
@@ -296,13 +302,7 @@ def batches(n: int) -> list[int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, required=True, help="folder outside the repository for the batch files")
-    ap.add_argument("--seed", type=int, default=20261230)
-    args = ap.parse_args()
-    if ROOT in args.out.resolve().parents or args.out.resolve() == ROOT:
-        raise SystemExit("--out must lie outside the repository: batch files hold third-party text")
-    rng = random.Random(args.seed)
+    args, rng = sample_args(__doc__, 20261230)
     items = sample(rng)
     table = check_shares(items, DESIGN_SHARE)
     rng.shuffle(items)

@@ -24,15 +24,21 @@ text (never committed).
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
-from pathlib import Path
 
 from scripts.common import ROOT
 from scripts.corpora import Turn, dialogues, family, split_of
-from scripts.labelling import CANDIDATE_RE, FIRST_PERSON_RE, SHOW_CHARS, eligible, item_row, write_batches
+from scripts.labelling import (
+    CANDIDATE_RE,
+    FIRST_PERSON_RE,
+    SHOW_CHARS,
+    eligible,
+    item_row,
+    sample_args,
+    write_batches,
+)
 
 ITEMS = ROOT / "data" / "real" / "items.jsonl"
 QUOTAS = {  # random pool, items per corpus (MultiWOZ shared between its English and Russian files)
@@ -116,13 +122,7 @@ def dense_pool(rng: random.Random, exclude: set[str]) -> list[Turn]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, required=True, help="folder outside the repository for the batch files")
-    ap.add_argument("--seed", type=int, default=20261204)
-    args = ap.parse_args()
-    if ROOT in args.out.resolve().parents or args.out.resolve() == ROOT:
-        raise SystemExit("--out must lie outside the repository: batch files hold third-party text")
-    rng = random.Random(args.seed)
+    args, rng = sample_args(__doc__, 20261204)
     items = [(t, "random") for t in random_pool(rng)]
     items += [(t, "candidate") for t in candidate_pool(rng, {t.id for t, _ in items})]
     rng.shuffle(items)
