@@ -472,30 +472,42 @@ def kind_table(rows: list[dict], suite: str, budget: int) -> list[str]:
     return out + [""]
 
 
-def plot(rows: list[dict], suites: list[str], out: str) -> None:
+def headline(rows: list[dict], suites: list[str]) -> dict[str, dict]:
+    """Per suite, the figure its plot and the README headline show: the evidence retained (for the preference
+    suites, the statement verbatim), in % per strategy and budget (None where a strategy has no row)."""
+    out: dict[str, dict] = {}
+    for suite in suites:
+        measure = "verbatim" if suite in ("realprefs", "prefs") else "retained"
+        values: dict[tuple[str, int], list[float]] = {}
+        for r in rows:
+            if r["suite"] == suite:
+                values.setdefault((r["strategy"], r["budget"]), []).append(float(r[measure]))
+        out[suite] = {
+            "measure": measure,
+            "budgets": list(BUDGETS[suite]),
+            "strategies": {
+                name: [100 * float(np.mean(v)) if (v := values.get((name, b))) else None for b in BUDGETS[suite]]
+                for name in STRATEGIES
+            },
+        }
+    return out
+
+
+def plot(figures: dict[str, dict], out: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(suites), figsize=(5.5 * len(suites), 4.2), squeeze=False)
-    for ax, suite in zip(axes[0], suites):
-        key = "verbatim" if suite in ("realprefs", "prefs") else "retained"
-        for name in STRATEGIES:
-            ys = [
-                100
-                * float(
-                    np.mean(
-                        [r[key] for r in rows if r["suite"] == suite and r["strategy"] == name and r["budget"] == b]
-                        or [np.nan]
-                    )
-                )
-                for b in BUDGETS[suite]
-            ]
-            ax.plot(BUDGETS[suite], ys, marker="o", label=name)
+    fig, axes = plt.subplots(1, len(figures), figsize=(5.5 * len(figures), 4.2), squeeze=False)
+    for ax, (suite, fig_suite) in zip(axes[0], figures.items()):
+        budgets = fig_suite["budgets"]
+        for name, ys in fig_suite["strategies"].items():
+            ax.plot(budgets, [np.nan if y is None else y for y in ys], marker="o", label=name)
         ax.set_xscale("log")
-        ax.set_xticks(BUDGETS[suite], [str(b) for b in BUDGETS[suite]])
-        ax.set_title(f"{suite}: {'preference verbatim' if key == 'verbatim' else 'evidence retained'}")
+        ax.set_xticks(budgets, [str(b) for b in budgets])
+        measure = "preference verbatim" if fig_suite["measure"] == "verbatim" else "evidence retained"
+        ax.set_title(f"{suite}: {measure}")
         ax.set_xlabel("budget (tokens)")
     axes[0][0].set_ylabel("%")
     axes[0][0].legend(fontsize=8)
@@ -563,13 +575,15 @@ def main() -> None:
     if "real" in suites:
         lines += kind_table(rows, "real", 2000)
     print("\n".join(lines))
-    plot(rows, suites, args.out)
+    figures = headline(rows, suites)
+    plot(figures, args.out)
     wall = time.time() - t0
     result = {
         "args": vars(args),
         "classifier": components.classifier.name,
         "embedder": components.embedder.name,
         "config": configs["afm"].model_dump(),
+        "headline": figures,
         "rows": rows,
         "wall_s": wall,
     }

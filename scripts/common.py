@@ -186,22 +186,15 @@ def write_headline() -> Path:
 
 
 def _long_headline(lr: dict) -> list[str]:
-    """The long-conversation lines of the headline, from bench_long's rows: per suite, strategy and budget,
-    the evidence retained (Full or Compressed; for the preference suites the statement verbatim)."""
-    rows = lr["rows"]
+    """The long-conversation lines of the headline: bench_long's own per-suite figures (``headline``), as tables."""
     lines = [f"## Long real conversations (`{lr['args']['split']}` split; bench_long, see long.md)", ""]
-    for suite in dict.fromkeys(r["suite"] for r in rows):
-        key = "verbatim" if suite in ("realprefs", "prefs") else "retained"
-        ours = [r for r in rows if r["suite"] == suite]
-        budgets = sorted({r["budget"] for r in ours})
-        lines += [f"`{suite}`, {'statement verbatim' if key == 'verbatim' else 'evidence retained'}:", "",
-                  "| strategy | " + " | ".join(f"{b} tok" for b in budgets) + " |", "|---|" + "---|" * len(budgets)]
-        for strategy in dict.fromkeys(r["strategy"] for r in ours):
-            cells = []
-            for b in budgets:
-                hit = [float(r[key]) for r in ours if r["strategy"] == strategy and r["budget"] == b]
-                cells.append(f"{100 * sum(hit) / len(hit):.1f}%" if hit else "–")
-            lines.append(f"| {strategy} | " + " | ".join(cells) + " |")
+    for suite, figures in lr["headline"].items():
+        budgets = figures["budgets"]
+        measure = "statement verbatim" if figures["measure"] == "verbatim" else "evidence retained"
+        lines += [f"`{suite}`, {measure}:", "", "| strategy | " + " | ".join(f"{b} tok" for b in budgets) + " |",
+                  "|---|" + "---|" * len(budgets)]
+        for strategy, values in figures["strategies"].items():
+            lines.append(f"| {strategy} | " + " | ".join("–" if v is None else f"{v:.1f}%" for v in values) + " |")
         lines.append("")
     return lines
 

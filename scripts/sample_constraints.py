@@ -44,15 +44,7 @@ from collections.abc import Callable
 
 from scripts.common import ROOT, load_jsonl
 from scripts.corpora import SPLITS, Turn, dialogues, family, previous, split_of
-from scripts.labelling import (
-    CANDIDATE_RE,
-    FIRST_PERSON_RE,
-    SHOW_CHARS,
-    eligible,
-    item_row,
-    sample_args,
-    write_batches,
-)
+from scripts.labelling import CANDIDATE_RE, FIRST_PERSON_RE, SHOW_CHARS, eligible, item_row, sample_args, write_batches
 
 ITEMS = ROOT / "data" / "real2" / "items.jsonl"
 ROUND_ONE = ROOT / "data" / "real" / "items.jsonl"

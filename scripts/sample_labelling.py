@@ -30,15 +30,7 @@ import re
 
 from scripts.common import ROOT
 from scripts.corpora import Turn, dialogues, family, split_of
-from scripts.labelling import (
-    CANDIDATE_RE,
-    FIRST_PERSON_RE,
-    SHOW_CHARS,
-    eligible,
-    item_row,
-    sample_args,
-    write_batches,
-)
+from scripts.labelling import CANDIDATE_RE, FIRST_PERSON_RE, SHOW_CHARS, eligible, item_row, sample_args, write_batches
 
 ITEMS = ROOT / "data" / "real" / "items.jsonl"
 QUOTAS = {  # random pool, items per corpus (MultiWOZ shared between its English and Russian files)
