@@ -1,13 +1,14 @@
 """Chat cost accounting: the one definition of what a packed context costs in tokens.
 
-OpenAI counts a chat as each message's content plus a fixed overhead per message, and primes the
-reply with a few more tokens. The structured memory sends every history item as one bullet line
-inside one system message, so there an item costs its text plus a bullet and a newline. Everything
-here is arithmetic over an injected ``TokenCounter``; the engine, the baselines, the server's
-"tokens saved" header and the benchmarks all count through these functions. One function,
-``chat_cost``, counts a message whatever it carries: text, tool calls, and image parts, which the
-caller prices (a rendered part does not say what it costs: ``core.forms.image_price`` looks it up
-among the parts the engine made and priced with ``core.imagecost``).
+OpenAI counts a chat as each message's content plus a fixed overhead per message (3 tokens of framing and
+the role's one token, ``AFMConfig.per_message_overhead``), a tool message's ``tool_call_id`` and each
+tool call's id, name and arguments, and primes the reply with 3 more tokens (OpenAI's cookbook count).
+The structured memory sends every history item as one bullet line inside one system message, so there an
+item costs its text plus a bullet and a newline. Everything here is arithmetic over an injected
+``TokenCounter``; the engine, the baselines, the server's "tokens saved" header and the benchmarks all
+count through these functions. One function, ``chat_cost``, counts a message whatever it carries: text,
+tool calls, and image parts, which the caller prices (a rendered part does not say what it costs:
+``core.forms.image_price`` looks it up among the parts the engine made and priced with ``core.imagecost``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from .render import structured_skeleton
 from .turns import Turn, chat_message
 
 STRUCTURED_LINE_OVERHEAD = 2  # a bullet and a newline per item in the structured memory
-TOOL_CALL_OVERHEAD = 3  # a tool call beyond its name and arguments (its id and framing; an estimate, like the rest)
+TOOL_CALL_OVERHEAD = 3  # a tool call beyond its id, name and arguments (its framing: OpenAI publishes no rule)
 ImagePrice = Callable[[Mapping[str, Any]], int]  # what the target model charges for one OpenAI image part
 
 
@@ -59,9 +60,14 @@ def chat_cost(
         if images and image_price is None:
             raise ValueError("a message with image parts is counted with an image_price (core.forms.ImagePart)")
         cost += sum(image_price(part) for part in images) if image_price is not None else 0
+    if message.get("tool_call_id"):
+        cost += counter.count(message["tool_call_id"])
     calls = message.get("tool_calls") or ()
     return cost + sum(
-        counter.count(c["function"]["name"]) + counter.count(c["function"]["arguments"]) + TOOL_CALL_OVERHEAD
+        counter.count(c["id"])
+        + counter.count(c["function"]["name"])
+        + counter.count(c["function"]["arguments"])
+        + TOOL_CALL_OVERHEAD
         for c in calls
     )
 

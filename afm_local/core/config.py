@@ -13,7 +13,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .errors import InvalidInput
-from .imagecost import ImageRule, PatchRule, TileRule, rule_for
+from .imagecost import AreaRule, ImageRule, PatchRule, TileRule, rule_for
 from .parts import MediaLimits
 
 Packing = Literal["afm", "paper"]
@@ -205,7 +205,12 @@ class AFMConfig(BaseModel):
     )
 
     # Chat accounting, as OpenAI counts it (afm_local.core.accounting)
-    per_message_overhead: int = Field(3, ge=0, description="Tokens a chat message costs beyond its content.")
+    per_message_overhead: int = Field(
+        4,
+        ge=0,
+        description="Tokens a chat message costs beyond its content: OpenAI's 3 tokens of framing and the role's "
+        "one token, as OpenAI's cookbook counts a message.",
+    )
     reply_overhead: int = Field(3, ge=0, description="Tokens that prime the reply.")
 
     # Images and documents (afm_local.core.parts, afm_local.core.imagecost)
@@ -214,7 +219,7 @@ class AFMConfig(BaseModel):
         description="The model whose published image-token rule counts image parts (core.imagecost.IMAGE_RULES: "
         "gpt-4o 85 + 170 a 512-px tile; gpt-4.1-mini, gpt-4.1-nano, o4-mini by 32-px patches; ...).",
     )
-    image_rules: tuple[TileRule | PatchRule, ...] = Field(
+    image_rules: tuple[TileRule | PatchRule | AreaRule, ...] = Field(
         (), description="Image-token rules that add to or replace rows of the built-in table, keyed by model."
     )
     max_attachment_bytes: int = Field(10 << 20, ge=1, description="Largest image or file, in bytes (else 413).")

@@ -14,7 +14,14 @@ class AFMError(Exception):
 
 
 class InvalidInput(AFMError, ValueError):
-    """The caller gave something afm-local cannot use: an unknown role, a non-positive budget, ..."""
+    """The caller gave something afm-local cannot use: an unknown role, a non-positive budget, ...
+
+    ``param`` names the field at fault when one is known (``messages[3].tool_call_id``): the proxies
+    answer in their API's own error shape, which carries it."""
+
+    def __init__(self, message: str, param: str | None = None) -> None:
+        super().__init__(message)
+        self.param = param
 
 
 class AttachmentTooLarge(InvalidInput):
@@ -35,6 +42,7 @@ class BudgetTooSmall(InvalidInput):
         )
         self.budget = budget
         self.minimum = minimum
+        self.what = what
 
 
 class ModelError(AFMError, RuntimeError):

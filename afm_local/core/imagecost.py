@@ -1,6 +1,7 @@
 """What an image part costs the target model, by the provider's published rules (never by its base64 length).
 
-Two rules, as OpenAI publishes them (platform.openai.com/docs/guides/images-vision, "Calculating costs"):
+Three rules: two as OpenAI publishes them (platform.openai.com/docs/guides/images-vision, "Calculating
+costs"), and Anthropic's (``AreaRule``: pixels / 750 after its resize, every ``claude-*`` model):
 
 * ``TileRule`` (gpt-4o, gpt-4.1, gpt-4.5, o1, o3 ...): ``detail: low`` costs ``base`` tokens; ``high`` scales
   the image to fit a 2048 × 2048 square, then so that its shortest side is at most 768 px, and costs
@@ -11,7 +12,9 @@ Two rules, as OpenAI publishes them (platform.openai.com/docs/guides/images-visi
 
 ``detail: auto`` lets the provider choose, so it is counted as ``high``: the budget is never exceeded.
 An image known only by URL (never fetched) has no size: it is counted at the rule's worst case.
-Pure arithmetic; the table is keyed by model name and ``AFMConfig.image_rules`` adds or replaces rows.
+Pure arithmetic; the table is keyed by model name (a dated or suffixed name takes its family's row) and
+``AFMConfig.image_rules`` adds or replaces rows. A request for a model with no row is counted by
+``AFMConfig.vision_model``'s rule (gpt-4o's by default): the documented default (docs/server.md).
 """
 
 from __future__ import annotations
@@ -76,7 +79,28 @@ class PatchRule:
         return math.ceil(self.cap * self.multiplier - 1e-9)
 
 
-ImageRule = TileRule | PatchRule
+@dataclass(frozen=True, slots=True)
+class AreaRule:
+    """Anthropic (claude-*): ``width × height / divisor`` tokens, after the image is scaled down (aspect kept) to a
+    longest side of at most ``long_edge`` px and at most ``max_tokens`` worth of pixels; ``detail`` changes
+    nothing (docs.anthropic.com, "Vision": "Evaluate image size")."""
+
+    model: str
+    divisor: int = 750
+    long_edge: int = 1568
+    max_tokens: int = 1600
+
+    def tokens(self, width: int, height: int, detail: Detail) -> int:
+        w, h = float(width), float(height)
+        scale = min(1.0, self.long_edge / max(w, h), math.sqrt(self.max_tokens * self.divisor / (w * h)))
+        w, h = math.floor(w * scale), math.floor(h * scale)
+        return min(self.max_tokens, math.ceil(w * h / self.divisor))
+
+    def worst(self, detail: Detail) -> int:
+        return self.max_tokens
+
+
+ImageRule = TileRule | PatchRule | AreaRule
 
 IMAGE_RULES: dict[str, ImageRule] = {
     rule.model: rule
@@ -93,6 +117,7 @@ IMAGE_RULES: dict[str, ImageRule] = {
         PatchRule("gpt-4.1-mini", 1.62),
         PatchRule("gpt-4.1-nano", 2.46),
         PatchRule("o4-mini", 1.72),
+        AreaRule("claude"),
     )
 }
 

@@ -14,22 +14,30 @@ from collections.abc import Callable
 import numpy as np
 
 
-def runs(sent: np.ndarray) -> list[tuple[int, int]]:
-    """The maximal runs ``[start, end)`` of messages not sent, in order."""
+def runs(sent: np.ndarray, boundary: int | None = None) -> list[tuple[int, int]]:
+    """The maximal runs ``[start, end)`` of messages not sent, in order; none crosses ``boundary`` (where the
+    query stands between the history and the loop after it)."""
     out = np.flatnonzero(~sent)
     if not len(out):
         return []
     breaks = np.flatnonzero(np.diff(out) > 1)
     starts = np.concatenate([out[:1], out[breaks + 1]])
     ends = np.concatenate([out[breaks], out[-1:]]) + 1
-    return list(zip(starts.tolist(), ends.tolist()))
+    found = list(zip(starts.tolist(), ends.tolist()))
+    if boundary is None:
+        return found
+    return [part for a, b in found for part in ([(a, boundary), (boundary, b)] if a < boundary < b else [(a, b)])]
 
 
 def choose(
-    candidates: list[tuple[int, int]], score: np.ndarray, cost: Callable[[int, int], int], spare: int, floor: int = 1
+    candidates: list[tuple[int, int]],
+    score: np.ndarray,
+    cost: Callable[[int, int], int],
+    spare: int,
+    min_spare: int = 1,
 ) -> list[tuple[int, int]]:
     """The runs that get a line within ``spare`` tokens, most relevant first, returned in order. No line costs
-    less than ``floor``, and the walk ends at the first line that does not fit (lines cost about the same),
+    less than ``min_spare``, and the walk ends at the first line that does not fit (lines cost about the same),
     so few are priced."""
     if not candidates:
         return []
@@ -37,7 +45,7 @@ def choose(
     best = np.maximum.reduceat(score, bounds[:-1] if bounds[-1] == len(score) else bounds)[::2]
     chosen = []
     for k in np.lexsort((np.arange(len(candidates)), -best)).tolist():
-        if spare < floor:
+        if spare < min_spare:
             break
         c = cost(*candidates[k])
         if c > spare:

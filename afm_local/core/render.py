@@ -63,6 +63,7 @@ class Packed:
     text: str
     turns: tuple[Turn, ...] = ()
     images: tuple[ImagePart, ...] = ()
+    index: int = -1  # its place in the history
 
     def content(self) -> str | list[dict[str, Any]]:
         """The text, or OpenAI content parts (the text first, then the images) when it sends images."""
@@ -123,12 +124,18 @@ def structured_skeleton(preamble: str | None, language: str) -> str:
 
 def render_chat(preamble: str | None, packed: list[Packed], query: str) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "system", "content": preamble}] if preamble else []
+    return messages + chat_messages(packed) + [{"role": "user", "content": query}]
+
+
+def chat_messages(packed: list[Packed]) -> list[dict[str, Any]]:
+    """Packed history as chat messages: a tool-call unit as its API messages, anything else as one message
+    (the loop after the query is sent this way in either render: a tool result must follow its call)."""
+    messages: list[dict[str, Any]] = []
     for p in packed:
         if p.turns:
             messages += [chat_message(t) for t in p.turns]
         elif p.fidelity is not Fidelity.DROPPED:
             messages.append({"role": p.role, "content": p.content()})
-    messages.append({"role": "user", "content": query})
     return messages
 
 

@@ -187,6 +187,7 @@ class Context:
     packing: str
     language: str
     fidelity_counts: dict[str, int]
+    query_index: int  # where the query stands in ``messages``: last, unless an agent's tool loop follows it
     make_items: Callable[[], list[ContextItem]] = field(repr=False, compare=False)
 
     @cached_property

@@ -11,6 +11,7 @@ a token more than the parts) and tightened until it fits. Costs are counted thro
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,14 @@ from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
 from ..core.protocols import TokenCounter
 from ..core.ranges import choose, runs
 from ..core.relevance import best_sentences, excerpt_costs, relevance_scores, relevance_z
-from ..core.render import Packed, range_placeholder, reference_line, render_chat, render_structured
+from ..core.render import (
+    Packed,
+    chat_messages,
+    range_placeholder,
+    reference_line,
+    render_chat,
+    render_structured,
+)
 from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
 from ..core.turns import Turn
 from ..core.types import (
@@ -64,9 +72,20 @@ class Request:
     fill: Fill
     spend: Spend
     overflow: Overflow
+    loop: int = 0  # the newest history entries that came after the query (an agent's tool loop), sent after it
+    focus: str = ""  # what the history is scored against: the query, and with a loop the agent's latest action
 
     @classmethod
-    def of(cls, query: str, budget: object, preamble: str | None, cfg: AFMConfig, **options: str | None) -> Request:
+    def of(
+        cls,
+        query: str,
+        budget: object,
+        preamble: str | None,
+        cfg: AFMConfig,
+        loop: int = 0,
+        focus: str | None = None,
+        **options: str | None,
+    ) -> Request:
         if not isinstance(query, str):
             raise InvalidInput("the query must be a string")
         budget = check_budget(budget)
@@ -77,7 +96,12 @@ class Request:
                 raise InvalidInput(f"unknown {name} {value!r}; expected {' or '.join(CALL_OPTIONS[name])}")
             return value
 
-        return cls(query, budget, preamble, **{name: chosen(name) for name in CALL_OPTIONS})
+        chosen_options = {name: chosen(name) for name in CALL_OPTIONS}
+        return cls(query, budget, preamble, **chosen_options, loop=loop, focus=focus or query)
+
+    def split_at(self, n: int) -> int:
+        """Where the query stands among ``n`` history entries: the entries from here on are the loop."""
+        return n - self.loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,19 +115,29 @@ class Scored:
     z: np.ndarray  # scoring="relevance": how far above the history's mean each message stands (core.relevance)
     scores: np.ndarray
     intended: np.ndarray
+    pending: int  # the loop's newest entry (the result the agent acts on next), or -1: scored first after CRITICAL
 
     @classmethod
     def of(
-        cls, classes: np.ndarray, similarity: np.ndarray, recency: np.ndarray, z: np.ndarray, cfg: AFMConfig
+        cls,
+        classes: np.ndarray,
+        similarity: np.ndarray,
+        recency: np.ndarray,
+        z: np.ndarray,
+        cfg: AFMConfig,
+        pending: int = -1,
     ) -> Scored:
         if cfg.scoring == "paper":
             scores = score_messages(classes, similarity, recency, cfg)
         else:
             scores = relevance_scores(classes, z, cfg)
-        return cls(classes, similarity, recency, z, scores, intended_fidelities(scores, classes, cfg))
+        intended = intended_fidelities(scores, classes, cfg)
+        if pending >= 0:
+            scores[pending], intended[pending] = max(float(scores[pending]), cfg.critical_score), FULL
+        return cls(classes, similarity, recency, z, scores, intended, pending)
 
     def reclassed(self, classes: np.ndarray, cfg: AFMConfig) -> Scored:
-        return Scored.of(classes, self.similarity, self.recency, self.z, cfg)
+        return Scored.of(classes, self.similarity, self.recency, self.z, cfg, self.pending)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,44 +172,97 @@ def build_context(
 ) -> Context:
     """Pack ``snap`` for ``req``, whose query embeds as ``query_vector``."""
     job = _job(snap, query_vector, req, counter, cfg)
-    available = req.budget - job.fixed
+    available, extra = req.budget - job.fixed, 0
     for _ in range(FIT_ROUNDS):
-        reserve = _line_reserve(job, available)
-        plan = _plan(job, available - reserve)
-        fidelities = pack(
-            plan.pack_plan,
-            available - reserve,
-            packing=req.packing,
-            fill=req.fill,
-            spend=req.spend,
-            reserved_limit=plan.limit,
-            reserve_placeholders=cfg.reserve_placeholders,
-        )
-        used = job.fixed + int(plan.pack_plan.cost_of(fidelities).sum())
-        lines = _range_lines(job, plan, fidelities, req.budget - used) if cfg.placeholders == "range" else {}
-        texts = _texts(job, fidelities, plan.degraded)
-        packed = _packed(job, plan, fidelities, texts, lines)
-        if req.render == "chat":  # every sent text, image and line has a known count: the sum is exact
-            sent = render_chat(req.preamble, packed, req.query)
-            used += sum(line.cost for line in lines.values())
+        attempt = _attempt(job, available, extra)
+        if attempt.used > req.budget:
+            available -= attempt.used - req.budget
+        elif attempt.unnamed and extra + attempt.unnamed <= available // 2:
+            extra += attempt.unnamed  # a loop step left out with no line to say so: set room aside, pack again
         else:
-            sent = render_structured(req.preamble, packed, req.query, job.language)
-            used = sent_cost(counter, sent, cfg, image_price(image for p in packed for image in p.images))
-        if used <= req.budget:
-            covered = _cover(fidelities, lines)
-            counts = np.bincount(covered, minlength=len(FIDELITIES))
-            return Context(
-                sent,
-                used,
-                req.budget,
-                req.render,
-                req.packing,
-                job.language,
-                {f.value: int(c) for f, c in zip(FIDELITIES, counts)},
-                _items(job, plan, covered, texts, lines),
-            )
-        available -= used - req.budget
-    raise BudgetTooSmall(req.budget, used)
+            return attempt.context(job)
+    if attempt.used <= req.budget:
+        return attempt.context(job)
+    raise BudgetTooSmall(req.budget, attempt.used)
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One packing of a job for the space available: what it sends and what that costs, and the tokens the
+    loop's unnamed runs of left-out steps would need for their lines."""
+
+    plan: Plan
+    fidelities: np.ndarray
+    texts: dict[int, str]
+    lines: dict[int, Line]
+    sent: list[dict[str, Any]]
+    query_index: int
+    used: int
+    unnamed: int
+
+    def context(self, job: Job) -> Context:
+        covered = _cover(self.fidelities, self.lines)
+        counts = np.bincount(covered, minlength=len(FIDELITIES))
+        req = job.req
+        return Context(
+            self.sent,
+            self.used,
+            req.budget,
+            req.render,
+            req.packing,
+            job.language,
+            {f.value: int(c) for f, c in zip(FIDELITIES, counts)},
+            self.query_index,
+            _items(job, self.plan, covered, self.texts, self.lines),
+        )
+
+
+def _attempt(job: Job, available: int, extra: int) -> Attempt:
+    """Pack, name the runs left out, render and count, with ``extra`` tokens set aside for the loop's lines."""
+    req, cfg = job.req, job.cfg
+    reserve = _line_reserve(job, available) + extra
+    plan = _plan(job, available - reserve)
+    fidelities = pack(
+        plan.pack_plan,
+        available - reserve,
+        packing=req.packing,
+        fill=req.fill,
+        spend=req.spend,
+        reserved_limit=plan.limit,
+        reserve_placeholders=cfg.reserve_placeholders,
+    )
+    used = job.fixed + int(plan.pack_plan.cost_of(fidelities).sum())
+    lines = _range_lines(job, plan, fidelities, req.budget - used) if cfg.placeholders == "range" else {}
+    texts = _texts(job, fidelities, plan.degraded)
+    packed = _packed(job, plan, fidelities, texts, lines)
+    before, loop = _at_query(job, packed)
+    if req.render == "chat":  # every sent text, image and line has a known count: the sum is exact
+        sent = render_chat(req.preamble, before, req.query)
+        used += sum(line.cost for line in lines.values())
+    else:
+        sent = render_structured(req.preamble, before, req.query, job.language)
+    query_index = len(sent) - 1
+    sent += chat_messages(loop)
+    if req.render == "structured":
+        used = sent_cost(job.counter, sent, cfg, image_price(image for p in packed for image in p.images))
+    return Attempt(plan, fidelities, texts, lines, sent, query_index, used, _unnamed(job, fidelities, lines))
+
+
+def _unnamed(job: Job, fidelities: np.ndarray, lines: dict[int, Line]) -> int:
+    """What lines for the loop's runs of left-out steps that got none would cost (range placeholders only)."""
+    if not job.req.loop or job.cfg.placeholders != "range":
+        return 0
+    split = job.req.split_at(len(fidelities))
+    missing = [a for a, _ in runs(fidelities != DROPPED, split) if a >= split and a not in lines]
+    return len(missing) * (job.per_item + job.cfg.placeholder_max_tokens + RANGE_EXTRA)
+
+
+def _at_query(job: Job, packed: list[Packed]) -> tuple[list[Packed], list[Packed]]:
+    """The packed history split where the query stands: what is sent before it, and the loop sent after it."""
+    if not job.req.loop:
+        return packed, []
+    k = bisect_left([p.index for p in packed], job.req.split_at(len(job.snap)))
+    return packed[:k], packed[k:]
 
 
 def _line_reserve(job: Job, available: int) -> int:
@@ -198,7 +285,7 @@ def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenC
         sentences = snap.sentences
         best, best_sim = best_sentences(sentences.vectors @ query_vector, sentences.starts, sentences.owners)
         if cfg.scoring == "relevance":
-            z = relevance_z(dense, best_sim, snap.lexical_scores(req.query), recency, cfg)
+            z = relevance_z(dense, best_sim, snap.lexical_scores(req.focus), recency, cfg)
         if cfg.compressed_form == "excerpt":
             excerpts = best  # a message without sentences (a tool-call unit) keeps its own compressed form
             excerpt = excerpt_costs(
@@ -209,7 +296,7 @@ def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenC
     per_item = item_overhead(req.render, cfg)
     return Job(
         snap,
-        Scored.of(snap.classes, dense, recency, z, cfg),
+        Scored.of(snap.classes, dense, recency, z, cfg, n - 1 if req.loop else -1),
         fidelity_costs(snap.tokens, per_item, cfg, excerpt_tokens),
         fixed_cost(counter, req.query, req.preamble, req.render, language, cfg),
         per_item,
@@ -332,7 +419,10 @@ def _range_lines(job: Job, plan: Plan, fidelities: np.ndarray, spare: int) -> di
         made[(a, b)] = made.get((a, b)) or line(a, b)
         return made[(a, b)].cost
 
-    chosen = choose(runs(fidelities != DROPPED), scores, cost, spare, floor=job.per_item + MIN_LINE_TOKENS)
+    split = job.req.split_at(len(fidelities))
+    candidates = runs(fidelities != DROPPED, split)
+    first = np.where(np.arange(len(scores)) >= split, scores + 2, scores)  # the loop's runs are named first
+    chosen = choose(candidates, first, cost, spare, min_spare=job.per_item + MIN_LINE_TOKENS)
     return {a: made[(a, b)] for a, b in chosen}
 
 
@@ -356,7 +446,9 @@ def _packed(
         m = snap.messages[i]
         images = image_parts(m.attachments, _form(m, i, fidelity, degraded)) if m.attachments else ()
         packed.append(
-            Packed(m.role, IMPORTANCES[classes[i]], FIDELITIES[fidelity], text, unit_turns(m, fidelity, text), images)
+            Packed(
+                m.role, IMPORTANCES[classes[i]], FIDELITIES[fidelity], text, unit_turns(m, fidelity, text), images, i
+            )
         )
     return packed
 

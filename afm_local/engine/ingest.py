@@ -28,11 +28,13 @@ from ..core.types import Classification, Compression, Importance, Message, Role,
 from ..core.units import Entry, ToolUnit, UnitForms, results_text, tools_label, transcript
 from ..text.extractive import constraint_sentences
 from ..text.lexicon import sentence_spans
-from ..text.tool_results import compress_result
+from ..text.tool_results import PROSE_MAX_CHARS, compress_result, unit_label
 from .cache import ArtifactCache, content_hash
 from .media import AttachmentReader, attachment_topic
 
 WORTH_A_SUMMARY = 2  # the background model reads messages longer than this many placeholders
+UNIT_LINE_EXTRA = 10  # a tool-call unit's line may run this much longer: it names the tools, an argument, a size
+UNIT_READ_CHARS = 1200  # of a tool-call unit's transcript, read by the encoder
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +103,14 @@ class Row:
     @property
     def utterance_hash(self) -> str:
         """The key of the classifier's verdict: the label depends on who said the text, too."""
-        return content_hash(f"{self.role}\n{self.text}")
+        return content_hash(f"{self.role}\n{self.read}")
+
+    @property
+    def read(self) -> str:
+        """What the encoder reads (to embed and classify): a tool-call unit's calls and the head of its results
+        (a file or a log is known by its name and first lines; reading all of it would cost a second a unit
+        and say no more), any other message whole."""
+        return self.text[:UNIT_READ_CHARS] if self.unit is not None else self.text
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,10 +166,10 @@ class Ingestor:
         ]
         todo = [i for i, (vector, sentences) in enumerate(found) if vector is None or sentences is None]
         if todo:
-            spans = [tuple(sentence_spans(rows[i].text)) or ((0, len(rows[i].text)),) for i in todo]
-            vectors, sentence_vectors = self.components.embedder.embed_sentences([rows[i].text for i in todo], spans)
+            spans = [tuple(sentence_spans(rows[i].read)) or ((0, len(rows[i].read)),) for i in todo]
+            vectors, sentence_vectors = self.components.embedder.embed_sentences([rows[i].read for i in todo], spans)
             for k, i in enumerate(todo):
-                text = rows[i].text
+                text = rows[i].read
                 sentences = Sentences(spans[k], tuple(self.count(text[a:b]) for a, b in spans[k]), sentence_vectors[k])
                 cache.embeddings.put(keys.passage, rows[i].hash, vectors[k])
                 cache.sentences.put(keys.sentences, rows[i].hash, sentences)
@@ -174,7 +183,7 @@ class Ingestor:
             Classification(r.tag, {}, "tag") if r.tag is not None else cached.get(key, r.utterance_hash) for r in rows
         ]
         todo = [i for i, v in enumerate(found) if v is None]
-        utterances = [Utterance(rows[i].text, rows[i].role) for i in todo]
+        utterances = [Utterance(rows[i].read, rows[i].role) for i in todo]
         for i, verdict in zip(todo, self.components.classifier.classify(utterances)):
             cached.put(key, rows[i].utterance_hash, verdict)
             found[i] = verdict
@@ -247,8 +256,9 @@ class Ingestor:
             small, tokens_small = unit, tokens_full
         gist = results_text(unit)
         topic = cache.topics.get_or_compute(
-            self.keys.topic, content_hash(gist), lambda: self.components.topicer.topic(gist)
+            self.keys.topic, content_hash(gist), lambda: self.components.topicer.topic(gist[:PROSE_MAX_CHARS])
         )
+        topic = ", ".join(p for p in (unit_label(unit), topic) if p)
         compressed = Compression(transcript(small), "tool-unit")
         return Derived(verdict, tokens_full, compressed, tokens_small, topic, "", 0, UnitForms(unit, small))
 
@@ -257,7 +267,10 @@ class Ingestor:
         ``passages``; a tool-call unit has none: its compressed form is its own, never an excerpt). Its Full
         and Compressed token counts include its images: the originals, and the thumbnails."""
         d = self.derive(row, verdict)
-        line, tokens_placeholder = self.placeholder(index, tools_label(row.unit) if row.unit else row.role, d.topic)
+        if row.unit is not None:  # a cleared tool result names what was there: its tools, argument and size
+            line, tokens_placeholder = self.placeholder(index, tools_label(row.unit), d.topic, UNIT_LINE_EXTRA)
+        else:
+            line, tokens_placeholder = self.placeholder(index, row.role, d.topic)
         critical = d.verdict.label is Importance.CRITICAL
         images_full = sum(a.tokens_full for a in row.attached)
         images_compressed = sum(a.tokens_thumbnail for a in row.attached)
@@ -299,8 +312,8 @@ class Ingestor:
             self.keys.counter, text_hash or content_hash(text), lambda: self.components.counter.count(text)
         )
 
-    def placeholder(self, index: int, role: str, topic: str) -> tuple[str, int]:
-        return placeholder(index, role, topic, self.components.counter, self.config.placeholder_max_tokens)
+    def placeholder(self, index: int, role: str, topic: str, extra: int = 0) -> tuple[str, int]:
+        return placeholder(index, role, topic, self.components.counter, self.config.placeholder_max_tokens + extra)
 
     # ------------------------------------------------------------------ the background model
 

@@ -15,12 +15,15 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from ..core.config import AFMConfig, Fill, Overflow, Packing, Render, Spend
+from ..core.config import AFMConfig, Fill, Overflow, Packing, Render, Spend, check_budget
+from ..core.errors import BudgetTooSmall, InvalidInput
 from ..core.protocols import Components
+from ..core.split import Split, loop_focus
 from ..core.telemetry import Observer, Operation, OperationName
 from ..core.turns import Turn, as_turn
 from ..core.types import Context, Importance, Message
@@ -101,6 +104,14 @@ class FocusManager:
         self._observe("create_memory", start, added=stored)
         return stored
 
+    def prepare(self, turns: Iterable[Turn | Mapping[str, Any]]) -> None:
+        """Compute and cache every artifact of ``turns`` without adding them (a store commits a message after
+        its artifacts, so restoring it never runs a model); a bad image or file raises here. A later
+        ``add_messages`` of the same turns takes them from the cache."""
+        with self._lock:
+            entries, _ = group([as_turn(t) for t in turns], self._open)
+        self._ingest.artifacts(self._ingest.rows(entries))
+
     # ------------------------------------------------------------------ background model
 
     def _schedule_refinement(self, message: Message) -> None:
@@ -155,15 +166,24 @@ class FocusManager:
         fill: Fill | None = None,
         spend: Spend | None = None,
         overflow: Overflow | None = None,
+        loop: int = 0,
+        focus: str | None = None,
     ) -> Context:
         """Pack the history for ``current_query`` into ``budget_tokens``, counting everything sent.
 
-        The options override the config's for this call only."""
+        The options override the config's for this call only. ``loop``: the newest history entries came after
+        the query (an agent's current tool calls and results): packed like the rest and sent after the query,
+        the newest at Full when it fits. ``focus``: what the history is scored against (the query by default).
+        ``pack_split`` sets both for a whole request."""
+        if not isinstance(loop, int) or not 0 <= loop <= len(self._history):
+            raise InvalidInput(f"loop must be an entry count between 0 and {len(self._history)}")
         req = Request.of(
             current_query,
             budget_tokens,
             system_preamble,
             self.config,
+            loop,
+            focus,
             render=render,
             packing=packing,
             fill=fill,
@@ -174,12 +194,46 @@ class FocusManager:
         with self._lock:  # a snapshot: the background worker may refine a message's forms meanwhile
             snap = self._history.snapshot()
         try:
-            ctx = build_context(snap, self._query_vector(current_query), req, self.components.counter, self.config)
+            ctx = build_context(snap, self._query_vector(req.focus), req, self.components.counter, self.config)
         except Exception as exc:
             self._observe("search_memory", start, query=current_query, error=exc)
             raise
         self._observe("search_memory", start, query=current_query, context=ctx)
         return ctx
+
+    def pack_split(self, split: Split, budget_tokens: int, beside: int = 0, **options: Any) -> Context:
+        """A whole request packed into ``budget_tokens``: its history and its loop added to this (fresh)
+        manager, the loop sent after the query and scored against the query and the agent's latest action,
+        the query's own images and files checked and counted, and ``beside`` tokens (what the request sends
+        beside its messages, such as tool definitions) kept free. ``options`` as ``build_context``'s.
+        ``InvalidInput`` for a call left without its result."""
+        self.add_messages(split.history)
+        self._check_answered("the query")
+        before = len(self._history)
+        self.add_messages(split.loop)
+        self._check_answered("the end of the request")
+        attached = self._ingest.attachments.read(split.query_turn.attachments) if split.query_turn else ()
+        reserved = sum(a.tokens_full for a in attached if a.kind == "image") + beside
+        if reserved >= check_budget(budget_tokens):
+            raise BudgetTooSmall(budget_tokens, reserved + 1, "the query's own images and the tool definitions")
+        loop = len(self._history) - before
+        focus = loop_focus(split.query, split.loop) if loop else None
+        try:
+            ctx = self.build_context(
+                split.query, budget_tokens - reserved, split.preamble, loop=loop, focus=focus, **options
+            )
+        except BudgetTooSmall as exc:
+            raise BudgetTooSmall(budget_tokens, exc.minimum + reserved, exc.what) from None
+        return replace(ctx, tokens_used=ctx.tokens_used + reserved, budget_tokens=budget_tokens)
+
+    def _check_answered(self, where: str) -> None:
+        """``InvalidInput`` when a tool call is still waiting for its result at ``where``."""
+        with self._lock:
+            open_turns = self._open
+        if open_turns:
+            answered = {t.tool_call_id for t in open_turns[1:]}
+            waiting = next(c.id for c in open_turns[0].tool_calls if c.id not in answered)
+            raise InvalidInput(f"tool call {waiting[:64]!r} has no tool result before {where}")
 
     def _observe(self, name: OperationName, start: int, **found: Any) -> None:
         """Hand the observer, if there is one, the record of an operation that began at ``start``."""

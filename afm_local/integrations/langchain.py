@@ -3,8 +3,8 @@
 
 ``AFMMiddleware(max_tokens=2000)`` goes in ``create_agent(..., middleware=[...])``. Before each call it
 packs the system prompt and the conversation into ``max_tokens`` (``integrations.packing``): binding
-constraints verbatim, the rest whole, compressed or as one line, tool calls kept with their results;
-the messages of the current tool loop follow unchanged. The agent's own state keeps every message: only
+constraints verbatim, the rest whole, compressed or as one line, tool calls kept with their results,
+the current tool loop included (its newest result whole when it fits). The agent's own state keeps every message: only
 what the model is sent is packed. Messages cross into AFM as OpenAI chat messages, LangChain's own
 ``convert_to_openai_messages`` and ``convert_to_messages`` doing the conversions.
 """
@@ -56,12 +56,14 @@ class AFMMiddleware(AgentMiddleware):
         system = [request.system_message] if request.system_message is not None else []
         given: list[Any] = [*system, *request.messages]
         turns = [as_turn(m) for m in convert_to_openai_messages(given)]
-        packed, q = pack_turns(turns, self.max_tokens, self.manager(self.cache), self.render)
+        packed, at, q = pack_turns(turns, self.max_tokens, self.manager(self.cache), self.render)
         if not packed:
             return request
         head = packed[0]["content"] if packed[0]["role"] == "system" else None
-        body: list[Any] = convert_to_messages(packed[1:] if head is not None else packed)
+        start = 1 if head is not None else 0
+        before: list[Any] = convert_to_messages(packed[start:at])
+        after: list[Any] = convert_to_messages(packed[at + 1 :])
         return request.override(  # the query goes as it was given: its images too
             system_message=SystemMessage(content=head) if head is not None else None,
-            messages=[*body[:-1], *given[q:]],
+            messages=[*before, given[q], *after],
         )

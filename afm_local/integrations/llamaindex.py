@@ -66,11 +66,13 @@ class AFMMemory(BaseMemory):
         messages = list(self._messages)
         if input is not None:
             messages.append(ChatMessage(role=MessageRole.USER, content=input))
-        packed, q = pack_turns([turn_of(m) for m in messages], self.max_tokens, self._manager(self._cache), self.render)
+        turns = [turn_of(m) for m in messages]
+        packed, at, q = pack_turns(turns, self.max_tokens, self._manager(self._cache), self.render)
         if not packed:
             return messages
         # the latest user message as it was given (its images too); the caller sends its input itself
-        return [message_of(m) for m in packed[:-1]] + messages[q + (input is not None) :]
+        query = [messages[q]] if input is None else []
+        return [message_of(m) for m in packed[:at]] + query + [message_of(m) for m in packed[at + 1 :]]
 
     def get_all(self) -> list[ChatMessage]:
         return list(self._messages)

@@ -1,8 +1,9 @@
 """What the framework adapters share: pack a framework's conversation the way the proxies do.
 
-The last user turn is the query, a leading system turn the preamble, the turns between them the history
-AFM packs (tool calls and their results as units); the turns after the query (the agent's current tool
-loop) are the caller's to send verbatim. Each call packs on a fresh ``FocusManager`` over one shared
+The turns are split by the proxies' own rule (``core.split.split_turns``): the last user turn is the
+query, a leading system turn the preamble, the turns before the query the history and the turns after it
+(the agent's current tool loop) the loop, packed too and sent after the query, so the whole request is
+within the budget (``FocusManager.pack_split``). Each call packs on a fresh ``FocusManager`` over one shared
 artifact cache, so a message is embedded, classified and compressed once, however often it is sent.
 """
 
@@ -12,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..core.config import AFMConfig, Render
+from ..core.split import query_position, split_turns
 from ..core.turns import Turn
 from ..engine import ArtifactCache, FocusManager
 
@@ -31,16 +33,12 @@ def local_factory(config: AFMConfig | None = None) -> ManagerFactory:
 
 def pack_turns(
     turns: Sequence[Turn], budget: int, manager: FocusManager, render: Render | None = None
-) -> tuple[list[dict[str, Any]], int]:
-    """The packed context (OpenAI chat messages, the query last) of ``turns`` on ``manager``, and the
-    position of the query in ``turns``: what follows it is sent after the context as it is. Without a
-    user turn there is nothing to pack: the turns come back as they are (position ``len(turns)``)."""
-    asking = [i for i, t in enumerate(turns) if t.role == "user"]
-    if not asking:
-        return [], len(turns)
-    q = asking[-1]
-    start = 1 if turns and turns[0].role == "system" and q > 0 else 0
-    manager.add_messages(turns[start:q])
-    preamble = turns[0].content if start else None
-    ctx = manager.build_context(turns[q].content, budget, preamble, render=render)
-    return list(ctx.messages), q
+) -> tuple[list[dict[str, Any]], int, int]:
+    """The packed request (OpenAI chat messages) of ``turns`` on a fresh ``manager``, where the query stands in
+    it, and where it stood in ``turns`` (the caller may send its own query message there, images and all).
+    Without a user turn there is nothing to pack: no messages come back (positions ``-1``)."""
+    q = query_position(turns)
+    if q is None:
+        return [], -1, -1
+    ctx = manager.pack_split(split_turns(turns), budget, render=render)
+    return list(ctx.messages), ctx.query_index, q

@@ -39,8 +39,9 @@ from ..core.errors import (
     UnsupportedAttachment,
 )
 from ..local import local_components
-from .errors import STATUS_KIND, APIError, error_response
-from .middleware import AuthMiddleware, BodyLimitMiddleware, MetricsMiddleware
+from .errors import STATUS_KIND, APIError, native_response
+from .metrics import MetricsMiddleware
+from .middleware import AuthMiddleware, BodyLimitMiddleware
 from .routes import chat, context, formats, ops, sessions, tenant
 from .settings import ServerSettings
 from .state import AppState
@@ -67,15 +68,17 @@ ERROR_STATUS: tuple[tuple[type[AFMError], int, str], ...] = (
 )
 
 
-def afm_error_response(exc: AFMError) -> JSONResponse:
+def afm_error_response(exc: AFMError, path: str = "") -> JSONResponse:
+    """The answer to an engine or store error, in the shape of the API ``path`` speaks."""
     for cls, status, kind in ERROR_STATUS:
         if isinstance(exc, cls):
             if isinstance(exc, BudgetTooSmall):
-                return error_response(status, kind, str(exc), minimum_budget=exc.minimum)
+                return native_response(path, status, kind, str(exc), minimum_budget=exc.minimum)
             if isinstance(exc, UnknownSession):
-                return error_response(status, kind, "unknown session")
-            return error_response(status, kind, str(exc))
-    return error_response(500, "internal_error", str(exc))
+                return native_response(path, status, kind, "unknown session")
+            param = exc.param if isinstance(exc, InvalidInput) else None
+            return native_response(path, status, kind, str(exc), param=param)
+    return native_response(path, 500, "internal_error", str(exc))
 
 
 def create_app(settings: ServerSettings) -> FastAPI:
@@ -133,7 +136,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
     # ASGI layers, outermost last
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
     app.add_middleware(AuthMiddleware, keyring=state.keyring, limiter=state.rate_limiter)
-    app.add_middleware(MetricsMiddleware, requests=state.requests, latency=state.latency)
+    app.add_middleware(MetricsMiddleware, requests=state.metrics.requests, latency=state.metrics.latency)
     return app
 
 
@@ -171,40 +174,43 @@ def _mount_mcp(app: FastAPI, mcp: MCPServer, host: str) -> None:
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(APIError)
     async def _api_error(request: Request, exc: APIError) -> JSONResponse:
-        return error_response(exc.status, exc.kind, exc.message, **exc.extra)
+        return native_response(request.url.path, exc.status, exc.kind, exc.message, **exc.extra)
 
     @app.exception_handler(AFMError)
     async def _afm_error(request: Request, exc: AFMError) -> JSONResponse:
-        return afm_error_response(exc)
+        return afm_error_response(exc, request.url.path)
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = exc.errors()
+        path = request.url.path
         if any(e.get("type") == "json_invalid" for e in errors):
             ctx = next((e.get("ctx") or {} for e in errors if e.get("type") == "json_invalid"), {})
-            return error_response(
-                400, "invalid_json", f"request body is not valid JSON: {ctx.get('error', 'parse error')}"
+            return native_response(
+                path, 400, "invalid_json", f"request body is not valid JSON: {ctx.get('error', 'parse error')}"
             )
         details = [
             {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))[:300], "type": e.get("type")}
             for e in errors[:20]
         ]
         summary = "; ".join(f"{'.'.join(d['loc'][1:]) or 'body'}: {d['msg']}" for d in details[:5])
-        return error_response(422, "invalid_request", summary, details=details)
+        param = ".".join(details[0]["loc"][1:]) if details else ""
+        return native_response(path, 422, "invalid_request", summary, details=details, param=param or None)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = exc.detail if isinstance(exc.detail, str) else "error"
+        path = request.url.path
         if message == "There was an error parsing the body":
-            return error_response(400, "invalid_json", "request body could not be parsed as JSON")
-        return error_response(
-            exc.status_code, STATUS_KIND.get(exc.status_code, "error"), message, headers=getattr(exc, "headers", None)
-        )
+            return native_response(path, 400, "invalid_json", "request body could not be parsed as JSON")
+        kind = STATUS_KIND.get(exc.status_code, "error")
+        return native_response(path, exc.status_code, kind, message, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
     async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
         log.error("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
-        return error_response(500, "internal_error", "internal server error (details are in the server log)")
+        message = "internal server error (details are in the server log)"
+        return native_response(request.url.path, 500, "internal_error", message)
 
 
 # ---------------------------------------------------------------------------------------- running

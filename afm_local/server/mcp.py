@@ -1,7 +1,7 @@
 """The MCP server (the official ``mcp`` SDK, the ``mcp`` extra): AFM's sessions as tools an agent calls.
 
 Tools: ``add_messages`` (to a session, made when none is named), ``get_context`` (the session packed for
-a query into ``max_tokens``), ``explain`` (every message's fate and the reason for it), ``list_sessions``
+a query into ``budget_tokens``), ``explain`` (every message's fate and the reason for it), ``list_sessions``
 and ``forget_session`` (an erasure, as ``DELETE /v1/sessions/{id}``). They run the same ``AppState`` calls as
 the HTTP routes, over stdio (``afm-local mcp``) or streamable HTTP at ``/mcp`` under ``afm-local serve``.
 
@@ -15,7 +15,6 @@ a missing one. Errors come back as tool errors with the routes' one-line message
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
@@ -26,13 +25,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from .._version import __version__
-from ..core.config import Render
 from ..core.errors import AFMError, UnknownSession
-from ..core.turns import as_turn
 from ..local import local_components
-from .schemas import MAX_BUDGET, MAX_CONTENT_BYTES, MessageIn
+from .packing import PackOptions, pack_session
+from .schemas import MAX_BUDGET, MAX_CONTENT_BYTES, MessageIn, PackChoices
 from .settings import ServerSettings
-from .state import AppState, pack_with_baseline
+from .state import AppState
 from .store import DEFAULT_TENANT, TenantStore
 
 T = TypeVar("T")
@@ -125,32 +123,38 @@ def mcp_server(scope_of: ScopeOf) -> MCPServer:
         session: str | None = None,
     ) -> dict[str, Any]:
         """Add messages (role, content, optional importance) to a session, in order; a new session when
-        none is named. Returns the session id and each stored message's importance and tokens."""
+        none is named. All of them are stored, or none (the error says why). Returns the session id and each
+        stored message's importance and tokens."""
         scope = scope_of(ctx)
         state, store = scope.state, scope.store
+        created = session is None
         if session is None:
             session = (await _answer(state.run(store.create_session)))["id"]
-        added = []
-        for m in messages:
-            out = await _answer(state.append(store, session, as_turn({**m.model_dump(), "id": uuid.uuid4().hex})))
-            added.append({k: out[k] for k in ("id", "seq", "role", "importance", "tokens_full")})
-        return {"session": session, "added": added}
+        try:
+            added = await _answer(state.sessions.append(store, session, [m.model_dump() for m in messages]))
+        except ToolError:
+            if created:  # nothing of a failed call stays behind, not even the session it made
+                await _answer(state.sessions.erase(store, session))
+            raise
+        fields = ("id", "seq", "role", "importance", "tokens_full")
+        return {"session": session, "added": [out.model_dump(mode="json", include=set(fields)) for out in added]}
 
     @server.tool()
     async def get_context(
-        ctx: Context, session: str, query: str, max_tokens: Budget, render: Render = "chat"
+        ctx: Context, session: str, query: str, budget_tokens: Budget, options: PackChoices | None = None
     ) -> dict[str, Any]:
-        """The session's history packed for ``query`` into ``max_tokens``: the messages to send an LLM."""
-        out = await _packed(scope_of(ctx), session, query, max_tokens, render)
+        """The session's history packed for ``query`` into ``budget_tokens``: the messages to send an LLM.
+        ``options`` (render, packing, fill, spend, overflow) override the server's configuration."""
+        out = await _packed(scope_of(ctx), session, query, PackOptions.of(options, budget_tokens))
         return {k: out[k] for k in ("messages", "tokens_used", "budget_tokens", "fidelity_counts")}
 
     @server.tool()
     async def explain(
-        ctx: Context, session: str, query: str, max_tokens: Budget, render: Render = "chat"
+        ctx: Context, session: str, query: str, budget_tokens: Budget, options: PackChoices | None = None
     ) -> dict[str, Any]:
-        """Why each message of the session takes the form it does for ``query`` at ``max_tokens``: its
+        """Why each message of the session takes the form it does for ``query`` at ``budget_tokens``: its
         importance, score, intended and actual fidelity, tokens and reason."""
-        out = await _packed(scope_of(ctx), session, query, max_tokens, render)
+        out = await _packed(scope_of(ctx), session, query, PackOptions.of(options, budget_tokens))
         return {k: out[k] for k in ("items", "tokens_used", "budget_tokens", "fidelity_counts")}
 
     @server.tool()
@@ -163,19 +167,16 @@ def mcp_server(scope_of: ScopeOf) -> MCPServer:
     async def forget_session(ctx: Context, session: str) -> dict[str, Any]:
         """Erase a session: every message it holds and everything derived from them."""
         scope = scope_of(ctx)
-        await _answer(scope.state.erase_session(scope.store, session))
+        await _answer(scope.state.sessions.erase(scope.store, session))
         return {"session": session, "deleted": True}
 
     return server
 
 
-async def _packed(scope: Scope, session_id: str, query: str, budget: int, render: Render) -> dict[str, Any]:
+async def _packed(scope: Scope, session_id: str, query: str, opts: PackOptions) -> dict[str, Any]:
     if len(query.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
         raise ToolError(f"the query is longer than {MAX_CONTENT_BYTES} bytes")
-    state = scope.state
-    session = await _answer(state.session(scope.store, session_id))
-    assert session.fm is not None
-    ctx, _ = await _answer(state.run(pack_with_baseline, session.fm, query, budget, None, render, None))
+    ctx, _ = await _answer(pack_session(scope.state, scope.store, session_id, query, None, opts))
     return ctx.to_dict()
 
 

@@ -1,23 +1,17 @@
-"""The ASGI layers in front of the app: body-size limit, API key and tenant, rate limit, request metrics
-and the access log."""
+"""The ASGI layers in front of the app: body-size limit, API key and tenant, rate limit (request metrics
+and the access log: ``server.metrics``)."""
 
 from __future__ import annotations
 
-import logging
 import math
-import time
 from collections.abc import Callable
 from typing import Any
 
 import anyio
-from prometheus_client import Counter, Histogram
-from prometheus_client.core import CounterMetricFamily
 
 from ..core.errors import StoreError
 from .auth import OPEN, KeyRing, Principal, RateLimiter
 from .errors import error_body, send_json
-
-access_log = logging.getLogger("afm_local.access")
 
 DRAIN_LIMIT = 64 << 20  # an oversized body is read (and discarded) up to this, so the client sees the 413
 PUBLIC_PATHS = {"/healthz", "/"}  # "/" is the static inspector page: no data, it asks for the key itself
@@ -149,64 +143,3 @@ def _bearer(scope: dict[str, Any]) -> bytes | None:
         if name == b"authorization" and value[:7].lower() == b"bearer ":
             return bytes(value[7:].strip())
     return None
-
-
-class MetricsMiddleware:
-    """Request counts by route template and status, latency histograms (streams: until the end), and one
-    access-log line a request: tenant, key id, method, route template, status, milliseconds. Never a
-    path's ids, a body, a query or a key."""
-
-    def __init__(self, app: Any, requests: Counter, latency: Histogram) -> None:
-        self.app, self.requests, self.latency = app, requests, latency
-
-    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        start = time.perf_counter()
-        status = [500]
-
-        async def send_status(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_status)
-        finally:
-            route = scope.get("route")
-            label = getattr(route, "path", None) or ("rejected" if status[0] in (400, 401, 413, 429) else "unmatched")
-            elapsed = time.perf_counter() - start
-            self.requests.labels(route=label, method=scope.get("method", ""), status=str(status[0])).inc()
-            self.latency.labels(route=label).observe(elapsed)
-            who = scope.get("state", {}).get("principal")
-            access_log.info(
-                "tenant=%s key=%s %s %s %d %.1fms",
-                who.tenant if who else "-",
-                who.key_id if who else "-",
-                scope.get("method", ""),
-                label,
-                status[0],
-                elapsed * 1000,
-            )
-
-
-class CacheCollector:
-    """Exports the artifact caches' hit and miss counters: ``counts()`` gives (hits, misses) by cache name."""
-
-    def __init__(self, counts: Callable[[], dict[str, tuple[int, int]]]) -> None:
-        self.counts = counts
-
-    def collect(self) -> Any:
-        hits = CounterMetricFamily("afm_cache_hits", "Artifact cache hits (memory or the store).", labels=["cache"])
-        misses = CounterMetricFamily(
-            "afm_cache_misses", "Artifact cache misses (the artifact was computed).", labels=["cache"]
-        )
-        for name, (hit, miss) in self.counts().items():
-            hits.add_metric([name], hit)
-            misses.add_metric([name], miss)
-        yield hits
-        yield misses
-
-    def describe(self) -> list[Any]:
-        return []

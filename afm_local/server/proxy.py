@@ -1,27 +1,32 @@
-"""What the three proxy routes share: pack a split request, and forward the packed request to an upstream
-of its format (streaming passed through). The only outbound connections the server ever opens are to
-the upstreams it was started with."""
+"""What the three proxy routes share: pack a split request in the packing room (``server.packing``), and
+forward the packed request to an upstream of its format (streaming passed through). The only outbound
+connections the server ever opens are to the upstreams it was started with.
+
+``UPSTREAM_API`` says which API each proxy route speaks: how its upstream takes a key, and the shape its
+errors take (``server.errors.native_error``), so a client's own SDK reads them.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
-from typing import Any, Literal
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import httpx
 from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
 
+from ..core.split import Split
 from ..core.types import Context
 from .auth import OPEN, Principal
-from .errors import APIError
-from .formats.split import Split
+from .errors import API, UPSTREAM_API, APIError
+from .formats.split import with_query_parts
+from .packing import PackOptions, pack_split, tools_tokens
 from .schemas import AFMOptions, ErrorBody
-from .state import AppState, pack_with_baseline
+from .state import AppState
 
 log = logging.getLogger("afm_local.server")
-Auth = Literal["openai", "anthropic"]  # how an upstream takes its key: Authorization: Bearer, or x-api-key
 ANTHROPIC_HEADERS = ("anthropic-version", "anthropic-beta")
 PROXY_RESPONSES: dict[int | str, dict[str, Any]] = {  # the upstream's answer passes through, streams included
     200: {
@@ -31,32 +36,50 @@ PROXY_RESPONSES: dict[int | str, dict[str, Any]] = {  # the upstream's answer pa
     },
     502: {"model": ErrorBody, "description": "The upstream failed or is unreachable."},
 }
+Writer = Callable[[dict[str, Any], list[dict[str, Any]], Split], dict[str, Any]]  # a format's body writer
 
 
-async def pack(state: AppState, tenant: str, split: Split, options: AFMOptions, budget: int) -> tuple[Context, int]:
-    """The packed context of a split request (a stateless manager over the tenant's own memory-only cache)
-    and its baseline."""
+def pack_options(state: AppState, raw: dict[str, Any], options: AFMOptions | None) -> PackOptions:
+    """A proxied request's choices: its ``afm`` field (the server's budget when it names none), its ``model``
+    (which image rule counts) and its tool definitions (sent beside the messages, within the budget)."""
+    beside = tools_tokens(state, raw.get("tools"))
+    return PackOptions.of(options, state.settings.budget, model=raw.get("model"), beside_tokens=beside)
 
-    def work() -> tuple[Context, int]:
-        fm = state.manager(state.stateless_cache(tenant))
-        fm.add_messages(split.history)
-        return pack_with_baseline(fm, split.query, budget, split.preamble, options.render, options.packing)
 
-    return await state.run(work)
+async def pack(
+    state: AppState, caller: Principal, split: Split, opts: PackOptions, route: str
+) -> tuple[Context, dict[str, str]]:
+    """The packed context of a split request and its ``X-AFM-*`` headers (the metrics counted)."""
+    ctx, original = await pack_split(state, caller.tenant, split, opts)
+    return ctx, state.metrics.count_context(ctx, original, route)
+
+
+async def proxy(
+    request: Request, raw: dict[str, Any], split: Split, options: AFMOptions | None, route: str, write: Writer
+) -> Response:
+    """Pack in the caller's tenant's cache, write the packed context in the route's format, forward, pass the
+    answer back (the app and the caller come from the request, as the routes' dependencies read them)."""
+    state, caller = request.app.state.afm, request.scope["state"]["principal"]
+    url = upstream_url(state, route)  # 503 before any packing when there is nowhere to send it
+    ctx, headers = await pack(state, caller, split, pack_options(state, raw, options), route)
+    payload = write(raw, with_query_parts(list(ctx.messages), ctx.query_index, split), split)
+    out_headers = upstream_headers(state, request, UPSTREAM_API[route], caller)
+    return await forward(state, url, payload, out_headers, bool(raw.get("stream")), headers)
 
 
 def upstream_url(state: AppState, route: str) -> str:
     """The upstream a proxy route forwards to; 503 naming the flag when the server has none for it."""
-    base = state.settings.upstream_for(route)
+    api = UPSTREAM_API[route]
+    base = state.settings.upstream_for(api)
     if base is None:
-        flag = "--anthropic-upstream or --upstream" if route == "/v1/messages" else "--upstream"
+        flag = "--anthropic-upstream or --upstream" if api == "anthropic" else "--upstream"
         raise APIError(
             503, "no_upstream", f"{route} forwards to an upstream of its format: start the server with {flag}"
         )
     return base + route
 
 
-def upstream_headers(state: AppState, request: Request, auth: Auth, caller: Principal) -> dict[str, str]:
+def upstream_headers(state: AppState, request: Request, auth: API, caller: Principal) -> dict[str, str]:
     """The forwarded request's headers: the server's upstream key, or else (only on an open server, where no
     key of ours is ever sent) the client's own upstream key; Anthropic's version headers pass through."""
     client_key = caller == OPEN

@@ -7,10 +7,11 @@ from typing import Annotated, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, field_validator
 
-from ..core.config import Packing, Render, check_budget
+from ..core.config import Fill, Overflow, Packing, Render, Spend, check_budget
 from ..core.types import Context, Importance, Role
 
 MAX_CONTENT_BYTES = 64 * 1024  # one message's text
+MAX_TOOL_RESULT_BYTES = 8 << 20  # a tool's result (a file read, a log) through a proxy; the body limit bounds it too
 MAX_PARTS = 64  # content parts of one message (AFMConfig.max_attachments bounds the images and files)
 MAX_BUDGET = 1_000_000
 MAX_MESSAGES = 5_000  # per stateless / chat request (the body limit bounds it first in practice)
@@ -73,13 +74,22 @@ class MessageIn(BaseModel):
     _content = field_validator("content")(_check_parts)
 
 
-class ContextOptions(BaseModel):
+class PackChoices(BaseModel):
+    """What a caller may choose per call at every door (``server.packing.PackOptions``): left out, the server's
+    configuration decides. A new per-call option is a field here and in ``PackOptions``."""
+
     model_config = ConfigDict(extra="forbid")
+    render: Render | None = Field(None, description="chat: the packed history; structured: one memory message.")
+    packing: Packing | None = Field(None, description="afm: constraints reserved first; paper: greedy.")
+    fill: Fill | None = Field(None, description="After the constraints: best score first, or chronological.")
+    spend: Spend | None = Field(None, description="budget: spare tokens upgrade messages; intended: stop there.")
+    overflow: Overflow | None = Field(None, description="degrade: lower the constraints that do not fit; raise: 422.")
+
+
+class ContextOptions(PackChoices):
     query: str = Field(max_length=MAX_CONTENT_BYTES)
     budget_tokens: Budget
     system_preamble: str | None = Field(None, max_length=MAX_CONTENT_BYTES)
-    render: Render | None = None
-    packing: Packing | None = None
 
     @field_validator("query", "system_preamble")
     @classmethod
@@ -96,13 +106,10 @@ class SessionCreated(BaseModel):
     created: float
 
 
-class AFMOptions(BaseModel):
-    """The ``afm`` extension field of a chat completion request."""
+class AFMOptions(PackChoices):
+    """The ``afm`` extension field of a proxied request (the budget: the server's ``--budget`` when left out)."""
 
-    model_config = ConfigDict(extra="forbid")
     budget_tokens: Budget | None = None
-    render: Render | None = None
-    packing: Packing | None = None
 
 
 class ChatMessageIn(BaseModel):
@@ -113,7 +120,7 @@ class ChatMessageIn(BaseModel):
     @field_validator("content")
     @classmethod
     def _parts_count(cls, value: str | list[dict[str, Any]] | None) -> str | list[dict[str, Any]] | None:
-        if isinstance(value, list) and len(value) > MAX_PARTS:  # the text's size: openai_compat.split_chat
+        if isinstance(value, list) and len(value) > MAX_PARTS:  # the text's size: formats.split.checked
             raise ValueError(f"a message has at most {MAX_PARTS} content parts")
         return value
 

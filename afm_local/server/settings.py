@@ -83,9 +83,10 @@ class ServerSettings:
     def quota(self) -> Quota:
         return Quota(self.quota_sessions, self.quota_messages, self.quota_bytes)
 
-    def upstream_for(self, route: str) -> str | None:
-        """Where a proxy route forwards to: Anthropic's format to its own upstream when one is given."""
-        return (self.anthropic_upstream or self.upstream) if route == "/v1/messages" else self.upstream
+    def upstream_for(self, api: str) -> str | None:
+        """Where a proxy of ``api`` (``openai`` or ``anthropic``) forwards to: Anthropic's format to its own
+        upstream when one is given."""
+        return (self.anthropic_upstream or self.upstream) if api == "anthropic" else self.upstream
 
 
 def _base_url(url: str | None, name: str) -> str | None:

@@ -43,17 +43,17 @@ async def _exercise(client: Client) -> None:
         {"role": "assistant", "content": "Pad thai is a classic.", "importance": "trivial"}]}))
     assert more["added"][0]["seq"] == 13 and more["added"][0]["importance"] == "TRIVIAL"
     ctx = _data(await client.call_tool("get_context", {"session": session, "query": "What should I eat tonight?",
-                                                       "max_tokens": 200}))
+                                                       "budget_tokens": 200}))
     assert ctx["tokens_used"] <= 200 and any(m["content"] == CONSTRAINT for m in ctx["messages"])
     why = _data(await client.call_tool("explain", {"session": session, "query": "What should I eat tonight?",
-                                                   "max_tokens": 200, "render": "structured"}))
+                                                   "budget_tokens": 200, "options": {"render": "structured"}}))
     assert len(why["items"]) == 14 and why["items"][0]["reason"] == "critical: sent whole"
     assert {i["fidelity"] for i in why["items"]} - {"full"}  # 200 tokens cannot hold everything whole
     assert session in [s["id"] for s in _data(await client.call_tool("list_sessions", {}))["sessions"]]
     assert _data(await client.call_tool("forget_session", {"session": session}))["deleted"] is True
-    gone = await client.call_tool("get_context", {"session": session, "query": "q", "max_tokens": 100})
+    gone = await client.call_tool("get_context", {"session": session, "query": "q", "budget_tokens": 100})
     assert gone.is_error and "unknown session" in gone.content[0].text
-    too_small = await client.call_tool("get_context", {"session": session, "query": "q", "max_tokens": 0})
+    too_small = await client.call_tool("get_context", {"session": session, "query": "q", "budget_tokens": 0})
     assert too_small.is_error
 
 
@@ -116,7 +116,7 @@ def test_a_tenant_reaches_only_its_own_sessions_through_mcp(afm):
     """Alice's session, made through MCP: Bob cannot list, read, explain, append to or forget it through MCP
     (each answers as for a missing session), nor the default tenant through the routes; Alice's is intact."""
     secret = "[!] Alice's locker code is 7431-QZ."
-    ask = {"query": "What is the locker code?", "max_tokens": 300}
+    ask = {"query": "What is the locker code?", "budget_tokens": 300}
 
     async def run() -> None:
         [made] = await _as(afm, "alice", [("add_messages", {"messages": [{"role": "user", "content": secret}]})])

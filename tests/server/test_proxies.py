@@ -165,7 +165,7 @@ def test_three_formats_at_every_budget_are_accepted_and_keep_the_constraint(afm,
     assert "search_hotels" not in names[0]  # 300 tokens: the big step is one line naming its tools
     assert any("[Turn 3 · tools search_hotels, get_forecast" in (m["content"] or "") for m in chat_at[300])
     results = {b: [m["content"] for m in chat_at[b] if m["role"] == "tool"] for b in BUDGETS}
-    assert "search_hotels" in names[3] and results[2000][0].endswith("tokens left out]")  # 2,000: compressed
+    assert "search_hotels" in names[3] and "[digest: " in results[2000][0]  # 2,000: compressed
     assert HOTELS in results[4000] and FORECAST in results[4000]  # 4,000: everything, whole
 
 
@@ -210,7 +210,7 @@ def test_an_orphan_tool_result_in_the_request_is_a_clear_422_and_is_not_forwarde
     assert len(upstream.requests) == start
 
 
-def test_the_current_tool_loop_after_the_query_is_forwarded_verbatim(afm, upstream):
+def test_the_current_tool_loop_after_the_query_is_packed_after_it_and_its_newest_result_sent_whole(afm, upstream):
     chat = openai.OpenAI(base_url=afm.url + "/v1", api_key=KEY, max_retries=0)
     loop = [{"role": "assistant", "content": None, "tool_calls": [
         {"id": "w1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
@@ -218,8 +218,13 @@ def test_the_current_tool_loop_after_the_query_is_forwarded_verbatim(afm, upstre
     reply = chat.chat.completions.create(model="m", messages=chat_history() + loop,
                                          extra_body={"afm": {"budget_tokens": 400}})
     assert reply.choices[0].message.content == "The tool said: 31C, light rain"
-    sent = [{k: v for k, v in m.items() if v is not None} for m in loop]  # null fields are not passed on
-    assert upstream.requests[-1].body["messages"][-2:] == sent and not upstream.requests[-1].violations
+
+    def given(messages):  # null fields are not passed on
+        return [{k: v for k, v in m.items() if v is not None} for m in messages]
+
+    forwarded = upstream.requests[-1].body["messages"]
+    assert given(forwarded[-2:]) == given(loop) and not upstream.requests[-1].violations
+    assert forwarded[-3] == {"role": "user", "content": chat_history()[-1]["content"]}  # the query, then the loop
 
 
 def test_images_travel_through_all_three_formats_in_their_own_shapes(afm, upstream):
@@ -251,7 +256,7 @@ def test_images_travel_through_all_three_formats_in_their_own_shapes(afm, upstre
     chat = openai.OpenAI(base_url=afm.url + "/v1", api_key=KEY, max_retries=0)
     claude = anthropic.Anthropic(base_url=afm.url, auth_token=KEY, api_key=None, max_retries=0)
     start = len(upstream.requests)
-    for budget, stream in ((3000, False), (3000, True), (120, False)):
+    for budget, stream in ((3000, False), (3000, True), (420, False)):  # the query's own image costs 255
         extra = {"afm": {"budget_tokens": budget}}
         reply = chat.chat.completions.create(model="m", messages=chat_history, extra_body=extra, stream=stream)
         assert stream or reply.choices[0].message.content.startswith("I was sent")

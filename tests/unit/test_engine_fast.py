@@ -104,11 +104,12 @@ def test_paper_preset_follows_the_papers_rules_on_a_fixed_history():
                  Importance.TRIVIAL: sim * 0.25 * w}[m.importance]
         intended = (Fidelity.FULL if m.importance is Importance.CRITICAL or score >= 0.45
                     else Fidelity.COMPRESSED if score >= 0.25 else Fidelity.PLACEHOLDER)
-        costs = {Fidelity.FULL: m.tokens_full + 3, Fidelity.COMPRESSED: min(m.tokens_compressed, m.tokens_full) + 3,
-                 Fidelity.PLACEHOLDER: m.tokens_placeholder + 3}
+        per = fm.config.per_message_overhead  # 3 of framing and the role's token
+        costs = {Fidelity.FULL: m.tokens_full + per, Fidelity.COMPRESSED: min(m.tokens_compressed, m.tokens_full) + per,
+                 Fidelity.PLACEHOLDER: m.tokens_placeholder + per}
         expected_items.append(ref.Item(False, score, intended, costs))
         assert ctx.items[i].score == pytest.approx(score) and ctx.items[i].intended is intended
-    fixed = counter.count(query) + 3 + 3
+    fixed = counter.count(query) + fm.config.per_message_overhead + fm.config.reply_overhead
     expected = ref.pack(expected_items, budget - fixed, packing="paper")
     assert [it.fidelity for it in ctx.items] == expected
     assert ctx.tokens_used == fixed + sum(ref.cost(it, f) for it, f in zip(expected_items, expected))

@@ -26,23 +26,32 @@ def test_the_last_user_message_is_the_query_and_a_leading_system_message_the_pre
     split = split_chat(chat(("system", "Be brief."), ("user", "I am allergic to peanuts."), ("assistant", "Noted."),
                             ("user", "What should I eat?")))
     assert split.preamble == "Be brief."
-    assert split.history == [Turn("user", "I am allergic to peanuts."), Turn("assistant", "Noted.")]
-    assert split.query == "What should I eat?" and split.trailing == []
+    assert split.history == (Turn("user", "I am allergic to peanuts."), Turn("assistant", "Noted."))
+    assert split.query == "What should I eat?" and split.loop == ()
 
 
-def test_developer_is_system_and_what_follows_the_query_is_passed_through():
-    split = split_chat(chat(("developer", "Rules."), ("user", "hi"), ("developer", "late rule"), ("user", "q"),
-                            ("tool", "result")))
+def test_developer_is_system_and_what_follows_the_query_is_the_loop_packed_after_it():
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    messages = chat(("developer", "Rules."), ("user", "hi"), ("developer", "late rule"), ("user", "q"))
+    messages += [ChatMessageIn.model_construct(role="assistant", content=None, tool_calls=[call]),
+                 ChatMessageIn.model_construct(role="tool", content="result", tool_call_id="c1")]
+    split = split_chat(messages)
     assert split.preamble == "Rules."
     assert [t.role for t in split.history] == ["user", "system"]
-    assert split.trailing == [{"role": "tool", "content": "result"}]
+    assert [t.role for t in split.loop] == ["assistant", "tool"] and split.loop[1].tool_call_id == "c1"
+
+
+def test_a_tool_message_without_its_call_id_is_refused_naming_the_field():
+    with pytest.raises(InvalidInput, match="tool_call_id") as refused:
+        split_chat(chat(("user", "q"), ("tool", "result")))
+    assert refused.value.param == "messages[1].tool_call_id"
 
 
 def test_a_lone_system_message_before_the_query_is_history_only_when_there_is_more():
     split = split_chat(chat(("user", "q")))
-    assert (split.preamble, split.history, split.query) == (None, [], "q")
+    assert (split.preamble, split.history, split.query) == (None, (), "q")
     first = split_chat(chat(("system", "s"), ("user", "q")))
-    assert first.preamble == "s" and first.history == []
+    assert first.preamble == "s" and first.history == ()
 
 
 def test_text_parts_are_joined_images_and_files_kept_and_other_parts_refused():
@@ -61,7 +70,7 @@ def test_text_parts_are_joined_images_and_files_kept_and_other_parts_refused():
 @pytest.mark.parametrize(("messages", "error"), [
     ([("assistant", "hi")], "must contain a user message"),
     ([("wizard", "x"), ("user", "q")], "unknown role"),
-    ([("user", "x" * (MAX_CONTENT_BYTES + 1))], "longer than"),
+    ([("user", "x" * (MAX_CONTENT_BYTES + 1))], "the limit is"),
 ])
 def test_bad_requests_are_invalid_input(messages, error):
     with pytest.raises(InvalidInput, match=error):

@@ -30,9 +30,9 @@ def test_responses_items_become_turns_and_calls_join_the_assistant_turn_before_t
         {"type": "function_call", "call_id": "c2", "name": "get_weather", "arguments": "{}"},
     ]})
     assert split.preamble == "Be brief." and split.query == "And tomorrow?"
-    assert split.history == [Turn("user", "Weather?"), Turn("assistant", "Checking.", tool_calls=(CALL,)),
-                             Turn("tool", "18C", tool_call_id="c1")]
-    assert split.trailing == [{"type": "function_call", "call_id": "c2", "name": "get_weather", "arguments": "{}"}]
+    assert split.history == (Turn("user", "Weather?"), Turn("assistant", "Checking.", tool_calls=(CALL,)),
+                             Turn("tool", "18C", tool_call_id="c1"))
+    assert split.loop == (Turn("assistant", "", tool_calls=(ToolCall("c2", "get_weather", "{}"),)),)
 
 
 @pytest.mark.parametrize(("body", "error"), [
@@ -47,8 +47,9 @@ def test_responses_items_become_turns_and_calls_join_the_assistant_turn_before_t
                 {"role": "user", "content": "q"}]}, "text only"),
     ({"input": [{"role": "assistant", "content": [{"type": "input_image", "image_url": PNG}]},
                 {"role": "user", "content": "q"}]}, "only a user message"),
-    ({"input": " "}, "query .* is empty"),  # found by the fuzz tests: the writer would forward "input": []
-    ({"input": [{"role": "user", "content": "q"}, {"role": "user", "content": ""}]}, "query .* is empty"),
+    ({"input": " "}, "user message with text"),  # found by the fuzz tests: the writer would forward "input": []
+    ({"input": [{"role": "user", "content": "q"}, {"role": "user", "content": ""}]}, "says nothing"),
+    ({"input": [{"role": "user", "content": "q"}, {"type": "function_call_output", "output": "x"}]}, "call_id"),
 ])
 def test_responses_requests_that_cannot_be_packed_are_refused(body, error):
     with pytest.raises(InvalidInput, match=error):
@@ -64,9 +65,9 @@ def test_anthropic_blocks_become_turns_and_results_with_the_query_stay_in_the_hi
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "18C"},
                                      {"type": "text", "text": "And tomorrow?"}]},
     ]})
-    assert split.preamble == "Be brief." and split.query == "And tomorrow?" and split.trailing == []
-    assert split.history == [Turn("user", "Weather?"), Turn("assistant", "Checking.", tool_calls=(CALL,)),
-                             Turn("tool", "18C", tool_call_id="c1")]
+    assert split.preamble == "Be brief." and split.query == "And tomorrow?" and split.loop == ()
+    assert split.history == (Turn("user", "Weather?"), Turn("assistant", "Checking.", tool_calls=(CALL,)),
+                             Turn("tool", "18C", tool_call_id="c1"))
 
 
 def test_images_and_documents_of_both_formats_become_parts_of_user_turns_and_the_query_keeps_its_own():
@@ -120,7 +121,7 @@ def test_image_parts_of_a_packed_context_and_of_the_query_are_written_back_in_ea
     url_part = {"type": "image_url", "image_url": {"url": "https://x.org/q.png", "detail": "auto"}}
     split = split_responses({"input": [{"role": "user", "content": [
         {"type": "input_text", "text": "and?"}, {"type": "input_image", "image_url": "https://x.org/q.png"}]}]})
-    body = responses_body({"model": "m"}, with_query_parts(packed, split), split)
+    body = responses_body({"model": "m"}, with_query_parts(packed, len(packed) - 1, split), split)
     assert body["input"][0]["content"][1] == {"type": "input_image", "image_url": thumb["image_url"]["url"],
                                               "detail": "low"}
     assert body["input"][-1]["content"] == [{"type": "input_text", "text": "and?"},
@@ -130,7 +131,7 @@ def test_image_parts_of_a_packed_context_and_of_the_query_are_written_back_in_ea
     split = split_messages({"messages": [{"role": "user", "content": [
         {"type": "text", "text": "and?"}, {"type": "image", "source": {"type": "url", "url": "https://x.org/q.png"}}]}]})
     assert split.query_parts == (url_part,)
-    written = messages_body({"model": "m", "max_tokens": 8}, with_query_parts(packed, split), split)
+    written = messages_body({"model": "m", "max_tokens": 8}, with_query_parts(packed, len(packed) - 1, split), split)
     assert written["messages"][0]["content"][1] == {
         "type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "/9j/"}}
     assert written["messages"][-1]["content"][1] == {"type": "image",
@@ -142,9 +143,9 @@ def test_anthropic_blank_text_is_no_query():
     """Found by the fuzz tests: an empty text block counted as the query, and the writer forwarded no message."""
     with pytest.raises(InvalidInput, match="user message with text"):
         split_messages({"messages": [{"role": "user", "content": ""}]})
-    split = split_messages({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
-                                         {"role": "user", "content": [{"type": "text", "text": "  "}]}]})
-    assert split.query == "q" and len(split.trailing) == 2
+    with pytest.raises(InvalidInput, match="says nothing"):  # the upstream refuses blank text
+        split_messages({"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
+                                     {"role": "user", "content": [{"type": "text", "text": "  "}]}]})
 
 
 @pytest.mark.parametrize("budget", [40, 90, 400])

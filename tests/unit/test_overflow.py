@@ -49,7 +49,7 @@ def test_degrade_never_goes_over_and_never_touches_what_the_user_marked(rows, bu
     try:
         ctx = fm.build_context("What should we do tomorrow?", budget, render=render)
     except BudgetTooSmall as err:  # only when the pinned constraints alone cannot fit
-        pinned = sum(m.tokens_full + 3 for m in fm.messages if m.pinned)
+        pinned = sum(m.tokens_full + fm.config.per_message_overhead for m in fm.messages if m.pinned)
         assert "tagged" in str(err) or pinned == 0
         assert err.minimum > budget
         return
@@ -78,7 +78,7 @@ def test_spending_the_budget_never_sends_less(rows, budget):
         if b.intended in content and b.fidelity in content:
             assert rank[a.fidelity] <= rank[b.fidelity]
     # ... though stubs may give way to messages' text (a short message's text can cost less than its stub)
-    stub = max((m.tokens_placeholder + 3 for m in fm.messages), default=0)
+    stub = max((m.tokens_placeholder + fm.config.per_message_overhead for m in fm.messages), default=0)
     gave_way = sum(
         b.fidelity is Fidelity.PLACEHOLDER and a.fidelity is not Fidelity.PLACEHOLDER
         for a, b in zip(spent.items, intended.items)
@@ -99,8 +99,8 @@ def test_a_restated_constraint_is_sent_once_with_a_reference_to_the_newest():
     # the bag-of-words fake puts the two wordings at a cosine of about 0.75; the text check does the rest
     fm = manager([{"role": "user", "content": t} for t in (older, other, *OTHER, newer)],
                  consolidate_similarity=0.6, critical_share=None)
-    full = sum(m.tokens_full + 3 for m in fm.messages if m.importance is Importance.CRITICAL)
-    fixed = fm.build_context("q", 10_000).tokens_used - sum(it.tokens + 3 for it in fm.build_context("q", 10_000).items)
+    full = sum(m.tokens_full + fm.config.per_message_overhead for m in fm.messages if m.importance is Importance.CRITICAL)
+    fixed = fm.build_context("q", 10_000).tokens_used - sum(it.tokens + fm.config.per_message_overhead for it in fm.build_context("q", 10_000).items)
     ctx = fm.build_context("q", fixed + full - 1)  # one token short of every constraint whole
     assert ctx.items[0].fidelity is Fidelity.PLACEHOLDER
     assert ctx.items[0].reason == f"critical, restated in turn {len(OTHER) + 3}: sent once, as a reference"

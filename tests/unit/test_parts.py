@@ -116,7 +116,9 @@ def test_one_chat_cost_counts_text_tool_calls_and_images():
     base = chat_cost(counter, words, config)
     assert base == 2 + config.per_message_overhead
     assert chat_cost(counter, with_image, config, image_price(images)) == base + 425
-    assert chat_cost(counter, calling, config) == base + 2 + TOOL_CALL_OVERHEAD
+    assert chat_cost(counter, calling, config) == base + 3 + TOOL_CALL_OVERHEAD  # the call's id, name, arguments
+    result = {"role": "tool", "content": "two words", "tool_call_id": "c1"}
+    assert chat_cost(counter, result, config) == base + 1  # the id of the call it answers
 
 
 def test_a_message_with_images_renders_beside_a_tool_unit_and_keeps_the_order():

@@ -137,4 +137,4 @@ def test_the_most_relevant_runs_get_their_line_while_lines_fit() -> None:
 
     assert choose(candidates, score, cost, 25) == [(3, 4), (6, 9)]  # best score first: 0.9, 0.5; no room for 0.2
     assert priced == [(3, 4), (6, 9), (0, 2)]
-    assert choose(candidates, score, cost, 5, floor=6) == []  # less than the cheapest line: nothing is priced
+    assert choose(candidates, score, cost, 5, min_spare=6) == []  # less than the cheapest line: nothing is priced

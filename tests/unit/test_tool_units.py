@@ -18,7 +18,7 @@ from afm_local.core.accounting import sent_cost
 from afm_local.core.errors import BudgetTooSmall
 from afm_local.core.turns import ToolCall, as_turn, chat_message
 from afm_local.core.units import ToolUnit, group, transcript
-from afm_local.text.tool_results import compress_result
+from afm_local.text.tool_results import DIGEST_MAX_TOKENS, compress_result
 from tests.support.api_rules import chat_violations
 from tests.support.fakes import WordCounter, fake_components
 
@@ -73,13 +73,25 @@ def test_orphans_in_the_input_are_refused(turns, error):
         group(turns)
 
 
-def test_a_long_tool_result_without_sentences_keeps_its_head_and_says_what_was_left_out():
+def test_a_long_tool_result_without_sentences_becomes_a_digest_that_says_what_was_left_out():
     counter = WordCounter()
     rows = "\n".join(json.dumps({"day": d, "temp": 10 + d % 7, "sky": "clear"}) for d in range(40))
     form = compress_result(rows, fake_components().compressor, counter, 0.35)
-    assert form.startswith(rows.splitlines()[0]) and form.endswith("tokens left out]")
+    lines = rows.splitlines()
+    assert form.startswith(lines[0]) and lines[-1] in form and "lines left out]" in form
+    assert form.endswith(f"[digest: {len(form.splitlines()) - 2} of 40 lines, {counter.count(rows)} tokens in all]")
     assert counter.count(form) < 0.5 * counter.count(rows)
     assert compress_result("18C sunny", fake_components().compressor, counter, 0.35) == "18C sunny"
+
+
+def test_a_huge_log_becomes_a_bounded_digest_with_its_errors():
+    counter = WordCounter()
+    log = [f"2026-12-01 10:{i // 60:02d}:{i % 60:02d} INFO request {i} served in {i % 97} ms" for i in range(20_000)]
+    log[12_345] = "2026-12-01 13:25:45 ERROR payment gateway timed out for order 88412"
+    form = compress_result("\n".join(log), fake_components().compressor, counter, 0.35)
+    assert counter.count(form) <= DIGEST_MAX_TOKENS + 20  # the notes between the kept lines are not counted in
+    assert form.startswith(log[0]) and log[12_345] in form and log[-1] in form
+    assert "[digest: " in form and "of 20000 lines" in form
 
 
 def test_a_unit_is_sent_whole_compressed_or_as_one_line_naming_its_tools():

@@ -4,7 +4,8 @@ A user message's ``tool_result`` blocks become tool turns (answering the assista
 of the message before), its text blocks one user turn; an assistant message's text and ``tool_use``
 blocks become one assistant turn making those calls. ``system`` is the preamble. The query is the last
 user message with text (not only blanks: the API refuses an empty text block; its images and documents go
-with it as sent); the messages after it are sent verbatim. A user message's ``image`` blocks (a base64 or
+with it as sent); the messages after it (the current tool loop) are packed too (``core.split``) and
+written back after it. A user message's ``image`` blocks (a base64 or
 URL source; a URL is never fetched) and ``document`` blocks (a base64 or text source) become OpenAI chat's
 ``image_url`` and ``file`` parts; a source that names a file kept elsewhere (``file``, a document's
 ``url``) is refused, as is an image in a ``tool_result`` or an assistant message. ``thinking`` blocks
@@ -24,8 +25,9 @@ from typing import Any
 
 from ...core.errors import InvalidInput
 from ...core.parts import as_data_url, data_url
+from ...core.split import Split, query_position, split_turns
 from ...core.turns import Turn, as_turn
-from .split import Split, checked, forwarded, media_parts
+from .split import checked, forwarded, media_parts
 
 SKIPPED = ("thinking", "redacted_thinking")
 MEDIA = ("image", "document")
@@ -36,22 +38,22 @@ def split_messages(body: dict[str, Any]) -> Split:
     """Split a Messages request body; ``InvalidInput`` names what cannot be packed."""
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
-        raise InvalidInput("messages must be a non-empty list")
-    for m in messages:
+        raise InvalidInput("messages must be a non-empty list", "messages")
+    turns: list[Turn] = []
+    origins: list[int] = []
+    for i, m in enumerate(messages):
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
-            raise InvalidInput('every message must be an object with role "user" or "assistant"')
-    asking = [i for i, m in enumerate(messages) if m["role"] == "user" and "".join(_texts(m.get("content"))).strip()]
-    if not asking:
-        raise InvalidInput("messages must contain a user message with text (the query)")
-    q = asking[-1]
-    history = [turn for m in messages[:q] for turn in _turns(m)]
-    last = _turns(messages[q])
-    history += last[:-1]  # tool results that came with the query answer the calls before it
-    query = last[-1].content
-    preamble = _system(body.get("system"))
-    checked([query, *(t.content for t in history)])
-    parts = media_parts(_content(_blocks(messages[q].get("content"))))
-    return Split(preamble, history, query, [dict(m) for m in messages[q + 1 :]], parts)
+            raise InvalidInput('every message must be an object with role "user" or "assistant"', f"messages.{i}")
+        try:
+            made = _turns(m)
+        except InvalidInput as exc:
+            raise InvalidInput(str(exc), exc.param or f"messages.{i}.content") from None
+        turns += made
+        origins += [i] * len(made)
+    checked(turns)
+    q = query_position(turns)
+    parts = media_parts(_content(_blocks(messages[origins[q]].get("content")))) if q is not None else ()
+    return split_turns(turns, _system(body.get("system")), parts)
 
 
 def _system(value: Any) -> str | None:
@@ -130,6 +132,8 @@ def _part(block: dict[str, Any]) -> dict[str, Any]:
 
 
 def _result_text(block: dict[str, Any]) -> str:
+    if not block.get("tool_use_id"):
+        raise InvalidInput("a tool_result block must name the tool_use it answers (tool_use_id)")
     content = block.get("content", "")
     if not isinstance(content, str) and any(b.get("type") != "text" for b in _blocks(content)):
         _refuse("a tool_result carries text only here; send images and documents in a user message")
@@ -155,7 +159,7 @@ def messages_body(body: dict[str, Any], packed: list[dict[str, Any]], split: Spl
             joined.append({"role": role, "content": blocks})
     if joined and joined[0]["role"] == "assistant":
         joined.insert(0, {"role": "user", "content": [{"type": "text", "text": OPENING}]})
-    out["messages"] = joined + split.trailing
+    out["messages"] = joined
     return out
 
 

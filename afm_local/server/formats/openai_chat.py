@@ -1,12 +1,12 @@
-"""OpenAI chat completions, split into what AFM packs and what it passes through (pure functions).
+"""OpenAI chat completions, split into what AFM packs (pure functions).
 
-Which message is the query: the last ``user`` message. A leading ``system`` / ``developer`` message
-(when there is history before the query) is the preamble; everything between is the history that
-AFM packs, tool calls and their results, images and files included (``core.turns.as_turn`` reads
-them); anything after the query (the current tool loop, an assistant prefix) is sent verbatim after
-the packed context, and so are the query's own images and files (its text is what history is scored
-against). ``developer`` is OpenAI's newer name for ``system``. The packed context is already in this
-format.
+Every message becomes a core ``Turn`` (``core.turns.as_turn``: tool calls and their results, images and
+files included; ``developer`` is OpenAI's newer name for ``system``), then ``core.split.split_turns``
+decides: the last user message is the query, a leading ``system`` / ``developer`` message (when there is
+history before the query) the preamble, the messages between them the history, the messages after the
+query (the current tool loop) the loop. The query's own images and files go with it as the client sent
+them. A ``tool`` message must name the call it answers (``tool_call_id``), as the API requires. The packed
+context is already in this format.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from typing import Any
 
 from ...core.errors import InvalidInput
 from ...core.parts import content_of
-from ...core.turns import as_turn
+from ...core.split import Split, query_position, split_turns
+from ...core.turns import Turn, as_turn
 from ...core.types import ROLES
 from ..schemas import ChatMessageIn
-from .split import Split, checked, media_parts
+from .split import checked, media_parts
 
 
 def text_content(content: str | list[dict[str, Any]] | None) -> str:
@@ -29,28 +30,32 @@ def text_content(content: str | list[dict[str, Any]] | None) -> str:
 
 
 def split_chat(messages: Sequence[ChatMessageIn]) -> Split:
-    """Split an OpenAI ``messages`` list; ``InvalidInput`` for unknown roles, oversized text or no query."""
-    texts = [text_content(m.content) for m in messages]
-    for m in messages:
-        if m.role not in ROLES and m.role != "developer":
-            raise InvalidInput(f"unknown role {m.role[:32]!r}; expected one of {', '.join(ROLES)}")
-    checked(texts)
-    user_positions = [i for i, m in enumerate(messages) if m.role == "user"]
-    if not user_positions:
-        raise InvalidInput("messages must contain a user message (the query)")
-    q = user_positions[-1]
-    start, preamble = 0, None
-    if messages[0].role in ("system", "developer") and q > 0:
-        start, preamble = 1, texts[0]
-    history = [
-        as_turn(
-            {
-                **m.model_dump(),
-                "role": "system" if m.role == "developer" else m.role,
-                "content": m.content if m.content is not None else "",
-            }
-        )
-        for m in messages[start:q]
-    ]
-    trailing = [m.model_dump(exclude_none=True) for m in messages[q + 1 :]]
-    return Split(preamble, history, texts[q], trailing, media_parts(messages[q].content))
+    """Split an OpenAI ``messages`` list; ``InvalidInput`` (naming the message) for an unknown role, a tool
+    message without its ``tool_call_id``, oversized text or no query."""
+    turns = [_turn(i, m) for i, m in enumerate(messages)]
+    checked(turns)
+    q = query_position(turns)
+    return split_turns(turns, query_parts=media_parts(messages[q].content) if q is not None else ())
+
+
+def _turn(i: int, m: ChatMessageIn) -> Turn:
+    if m.role not in ROLES and m.role != "developer":
+        raise InvalidInput(f"unknown role {m.role[:32]!r}; expected one of {', '.join(ROLES)}", f"messages[{i}].role")
+    fields = m.model_dump()
+    if m.role == "tool" and not fields.get("tool_call_id"):
+        raise InvalidInput("a tool message must name the call it answers (tool_call_id)", f"messages[{i}].tool_call_id")
+    try:
+        return as_turn({**fields, "role": "system" if m.role == "developer" else m.role, "content": m.content or ""})
+    except InvalidInput as exc:
+        raise InvalidInput(str(exc), exc.param or f"messages[{i}]") from None
+
+
+def chat_body(body: dict[str, Any], packed: list[dict[str, Any]], split: Split) -> dict[str, Any]:
+    """The request to forward: the client's fields less ``afm``, and the packed context as ``messages``
+    (already in this format; a preamble the client sent as ``developer`` keeps that role)."""
+    out = {key: value for key, value in body.items() if key not in ("afm", "messages")}
+    first = body["messages"][0] if body.get("messages") else {}
+    if packed and split.preamble is not None and first.get("role") == "developer" and packed[0]["role"] == "system":
+        packed = [{**packed[0], "role": "developer"}, *packed[1:]]
+    out["messages"] = packed
+    return out

@@ -6,10 +6,11 @@ step), and ``function_call_output`` items as tool results. A user message's ``in
 ``image_url``: a data: URL, or an http(s) URL that is never fetched) and ``input_file`` (``file_data``)
 parts become OpenAI chat's ``image_url`` and ``file`` parts; one by ``file_id`` or ``file_url`` names a
 file kept elsewhere and is refused, as is an image in a tool's output. ``instructions`` is the
-preamble. The query is the last user message (its images and files go with it as sent); the items
-after it are sent verbatim. ``reasoning`` items before the query are the model's private state and are
-left out (an id-less history is valid without them); other item types are refused, as is
-``previous_response_id`` (AFM packs only the history it is sent).
+preamble. The turns are split by ``core.split.split_turns``: the query is the last user message with
+text or media (its images and files go with it as sent); the items after it (the current tool loop) are
+packed too and written back after it. ``reasoning`` items are the model's private state and are left out
+(an id-less history is valid without them); other item types are refused, as is ``previous_response_id``
+(AFM packs only the history it is sent), and a ``function_call_output`` without its ``call_id``.
 
 Back: the packed context's leading system messages become ``instructions``, the rest input items (image
 parts as ``input_image``, file parts as ``input_file``).
@@ -21,8 +22,9 @@ from typing import Any
 
 from ...core.errors import InvalidInput
 from ...core.parts import content_of
+from ...core.split import Split, query_position, split_turns
 from ...core.turns import Turn, as_turn
-from .split import Split, checked, forwarded, media_parts
+from .split import checked, forwarded, media_parts
 
 TEXT_PARTS = ("input_text", "output_text", "text")
 SKIPPED = ("reasoning",)
@@ -31,32 +33,23 @@ SKIPPED = ("reasoning",)
 def split_responses(body: dict[str, Any]) -> Split:
     """Split a Responses request body; ``InvalidInput`` names what cannot be packed."""
     if body.get("previous_response_id"):
-        raise InvalidInput("previous_response_id is not supported: send the whole input; AFM packs what it is sent")
+        raise InvalidInput(
+            "previous_response_id is not supported: send the whole input; AFM packs what it is sent",
+            "previous_response_id",
+        )
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
-        raise InvalidInput("instructions must be a string")
+        raise InvalidInput("instructions must be a string", "instructions")
     items = body.get("input")
     if isinstance(items, str):
-        checked([_said(items)])
-        return Split(instructions, [], items, [])
+        items = [{"type": "message", "role": "user", "content": items}]
     if not isinstance(items, list) or not items:
-        raise InvalidInput("input must be a string or a non-empty list of items")
-    users = [i for i, item in enumerate(items) if _kind(item) == "message" and item.get("role") == "user"]
-    if not users:
-        raise InvalidInput("input must contain a user message (the query)")
-    q = users[-1]
-    history = _turns(items[:q])
-    content = _content(items[q].get("content"))
-    query = _said(content_of(content)[0])
-    checked([query, *(t.content for t in history)])
-    return Split(instructions, history, query, [dict(item) for item in items[q + 1 :]], media_parts(content))
-
-
-def _said(query: str) -> str:
-    """The query, which must say something: a blank one would leave nothing to forward."""
-    if not query.strip():
-        raise InvalidInput("the query (the last user message) is empty")
-    return query
+        raise InvalidInput("input must be a string or a non-empty list of items", "input")
+    turns, origins = _turns(items)
+    checked(turns, "input")
+    q = query_position(turns)
+    parts = media_parts(_content(items[origins[q]].get("content"))) if q is not None else ()
+    return split_turns(turns, instructions, parts)
 
 
 def _kind(item: Any) -> str:
@@ -65,27 +58,39 @@ def _kind(item: Any) -> str:
     return str(item.get("type", "message"))
 
 
-def _turns(items: list[dict[str, Any]]) -> list[Turn]:
+def _turns(items: list[dict[str, Any]]) -> tuple[list[Turn], list[int]]:
+    """The items as turns, and the item each turn came from."""
     turns: list[Turn] = []
-    for item in items:
+    origins: list[int] = []
+    for i, item in enumerate(items):
         kind = _kind(item)
-        if kind == "message":
-            role = item.get("role")
-            turns.append(
-                as_turn({"role": "system" if role == "developer" else role, "content": _content(item.get("content"))})
-            )
-        elif kind == "function_call":
-            call = {"id": item.get("call_id"), "name": item.get("name"), "arguments": item.get("arguments", "{}")}
-            turns.append(_with_call(turns, call))
-        elif kind == "function_call_output":
-            output = item.get("output")
-            turns.append(as_turn({"role": "tool", "content": _text(output), "tool_call_id": item.get("call_id")}))
-        elif kind not in SKIPPED:
-            raise InvalidInput(
-                f"input items of type {kind[:40]!r} cannot be packed (message, function_call and "
-                "function_call_output can)"
-            )
-    return turns
+        try:
+            if kind == "message":
+                role = item.get("role")
+                content = _content(item.get("content"))
+                turns.append(as_turn({"role": "system" if role == "developer" else role, "content": content}))
+            elif kind == "function_call":
+                call = {"id": item.get("call_id"), "name": item.get("name"), "arguments": item.get("arguments", "{}")}
+                joined = bool(turns) and turns[-1].role == "assistant" and not turns[-1].tool_call_id
+                turns.append(_with_call(turns, call))
+                if joined:
+                    origins.pop()
+            elif kind == "function_call_output":
+                if not item.get("call_id"):
+                    raise InvalidInput("a function_call_output must name the call it answers (call_id)")
+                output = item.get("output")
+                turns.append(as_turn({"role": "tool", "content": _text(output), "tool_call_id": item.get("call_id")}))
+            elif kind not in SKIPPED:
+                raise InvalidInput(
+                    f"input items of type {kind[:40]!r} cannot be packed (message, function_call and "
+                    "function_call_output can)"
+                )
+            else:
+                continue
+        except InvalidInput as exc:
+            raise InvalidInput(str(exc), exc.param or f"input[{i}]") from None
+        origins.append(i)
+    return turns, origins
 
 
 def _with_call(turns: list[Turn], call: dict[str, Any]) -> Turn:
@@ -136,7 +141,7 @@ def responses_body(body: dict[str, Any], packed: list[dict[str, Any]], split: Sp
     """The request to forward: the client's fields, ``instructions`` and ``input`` from the packed context
     (OpenAI chat messages, the query last) followed by the items after the query, verbatim."""
     out, rest = forwarded(body, packed, "instructions", "input")
-    out["input"] = [item for m in rest for item in _items(m)] + split.trailing
+    out["input"] = [item for m in rest for item in _items(m)]
     return out
 
 

@@ -1,41 +1,32 @@
-"""What every proxy format splits a request into, and the rules the three share.
+"""The rules the three proxy formats share beyond the split itself (``core.split``): the size check, the
+forwarded body's fields, and the query's own image and file parts.
 
-The query is the last user message that says something (not only tool results); what comes before
-it is the preamble (a leading system message or the API's own instructions field) and the history
-AFM packs; what comes after it (the current tool loop: calls and their results) is sent verbatim,
-in the API's own shape, after the packed context. The query's own images and files go with it as the
-client sent them (``with_query_parts``; their tokens are the upstream's to count, not the budget's);
-each format reads its image and file parts into OpenAI content parts (``core.parts``) and writes the
-packed context's parts back in its own shape.
+Every format converts its messages or items to core ``Turn`` records and calls ``core.split.split_turns``:
+the history before the query and the loop after it (an agent's current tool calls and results) are both
+packed within the budget and written back in the API's own shape. The query's own images and files go
+with it as the client sent them (``with_query_parts``), checked and counted (``FocusManager.pack_split``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from ...core.errors import InvalidInput
+from ...core.split import Split
 from ...core.turns import Turn
-from ..schemas import MAX_CONTENT_BYTES
+from ..schemas import MAX_CONTENT_BYTES, MAX_TOOL_RESULT_BYTES
 
 
-@dataclass(frozen=True, slots=True)
-class Split:
-    """A request, split: the preamble, the history AFM packs, the query, what follows it verbatim."""
-
-    preamble: str | None
-    history: list[Turn]
-    query: str
-    trailing: list[dict[str, Any]]
-    query_parts: tuple[dict[str, Any], ...] = ()  # the query's image and file parts, as OpenAI content parts
-
-
-def checked(texts: Iterable[str]) -> None:
-    """``InvalidInput`` when a text is over the per-message limit."""
-    for text in texts:
-        if len(text.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
-            raise InvalidInput(f"a message is longer than {MAX_CONTENT_BYTES} bytes")
+def checked(turns: Iterable[Turn], where: str = "messages") -> None:
+    """``InvalidInput`` when a text is over its limit: a tool's result may be large (a file, a log), any other
+    message's text is at most ``MAX_CONTENT_BYTES``."""
+    for i, turn in enumerate(turns):
+        limit = MAX_TOOL_RESULT_BYTES if turn.role == "tool" else MAX_CONTENT_BYTES
+        size = len(turn.content.encode("utf-8", "surrogatepass"))
+        if size > limit:
+            what = "a tool result" if turn.role == "tool" else f"a {turn.role} message"
+            raise InvalidInput(f"{what} is {size:,} bytes; the limit is {limit:,}", f"{where}[{i}].content")
 
 
 def forwarded(
@@ -61,9 +52,9 @@ def media_parts(content: object) -> tuple[dict[str, Any], ...]:
     return tuple(part for part in content if part.get("type") != "text")
 
 
-def with_query_parts(messages: list[dict[str, Any]], split: Split) -> list[dict[str, Any]]:
-    """The packed context with the query (its last message) given back its own images and files."""
+def with_query_parts(messages: list[dict[str, Any]], query_index: int, split: Split) -> list[dict[str, Any]]:
+    """The packed context with the query (at ``query_index``) given back its own images and files."""
     if not split.query_parts:
         return messages
     query = {"role": "user", "content": [{"type": "text", "text": split.query}, *split.query_parts]}
-    return [*messages[:-1], query]
+    return [*messages[:query_index], query, *messages[query_index + 1 :]]

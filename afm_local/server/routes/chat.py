@@ -8,6 +8,7 @@ import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,10 +16,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from ...core.accounting import content_text
 from ..answerer import BuiltinModel
-from ..formats.openai_chat import split_chat
+from ..formats.openai_chat import chat_body, split_chat
 from ..formats.split import with_query_parts
-from ..proxy import PROXY_RESPONSES, forward, pack, upstream_headers, upstream_url
-from ..schemas import ERROR_RESPONSES, AFMOptions, ChatCompletionRequest
+from ..proxy import PROXY_RESPONSES, pack, pack_options, proxy
+from ..schemas import ERROR_RESPONSES, ChatCompletionRequest
 from ..state import AppState
 from . import app_state, principal
 
@@ -29,22 +30,21 @@ BUILTIN_PROMPT_SHARE = 0.75  # of the built-in model's window left after the rep
 
 @router.post(ROUTE)
 async def chat_completions(body: ChatCompletionRequest, request: Request) -> Response:
-    state, caller = app_state(request), principal(request)  # as the proxies of routes.formats
+    state = app_state(request)
     split = split_chat(body.messages)
-    options = body.afm or AFMOptions()
-    budget = options.budget_tokens or state.settings.budget
-    params = BuiltinModel.params(body) if state.builtin is not None else {}
-    if state.builtin is not None:  # the built-in model's window: the prompt (other tokenizer) + the reply
-        budget = min(budget, max(64, int((state.settings.n_ctx - params["max_tokens"]) * BUILTIN_PROMPT_SHARE)))
-    ctx, original = await pack(state, caller.tenant, split, options, budget)
-    headers = state.count_context(ctx, original, ROUTE)
-    packed = with_query_parts(list(ctx.messages), split) + split.trailing  # after the query: sent verbatim
-    if state.builtin is not None:
-        return await builtin_answer(state, packed, body, params, headers)
-    payload = body.model_dump(exclude_unset=True, exclude={"afm", "messages"})
-    payload["messages"] = packed
-    out_headers = upstream_headers(state, request, "openai", caller)
-    return await forward(state, upstream_url(state, ROUTE), payload, out_headers, body.stream, headers)
+    raw = body.model_dump(exclude_unset=True, exclude={"messages"})
+    raw["messages"] = [m.model_dump(exclude_none=True) for m in body.messages]
+    if state.builtin is None:
+        return await proxy(request, raw, split, body.afm, ROUTE, chat_body)
+    # The built-in model's window: the prompt (another tokenizer) and the reply.
+    params = BuiltinModel.params(body)
+    opts = pack_options(state, raw, body.afm)
+    window = max(64, int((state.settings.n_ctx - params["max_tokens"]) * BUILTIN_PROMPT_SHARE))
+    ctx, headers = await pack(
+        state, principal(request), split, replace(opts, budget_tokens=min(opts.budget_tokens, window)), ROUTE
+    )
+    packed = with_query_parts(list(ctx.messages), ctx.query_index, split)
+    return await builtin_answer(state, packed, body, params, headers)
 
 
 async def builtin_answer(

@@ -5,10 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 
-from ...core.types import Context
+from ...core.split import Split
+from ...core.turns import as_turn
 from ..auth import Principal
+from ..packing import PackOptions, pack_session, pack_split
 from ..schemas import ERROR_RESPONSES, ContextOptions, ContextOut, StatelessContextRequest
-from ..state import AppState, pack_with_baseline
+from ..state import AppState
 from ..store import TenantStore
 from . import app_state, principal, tenant_store
 
@@ -24,24 +26,16 @@ async def session_context(
     state: AppState = Depends(app_state),
     store: TenantStore = Depends(tenant_store),
 ) -> JSONResponse:
-    session = await state.session(store, session_id)
-    assert session.fm is not None
-    ctx, original = await state.run(
-        pack_with_baseline, session.fm, body.query, body.budget_tokens, body.system_preamble, body.render, body.packing
-    )
-    return JSONResponse(ctx.to_dict(), headers=state.count_context(ctx, original, SESSION_ROUTE))
+    opts = PackOptions.of(body, body.budget_tokens)
+    ctx, original = await pack_session(state, store, session_id, body.query, body.system_preamble, opts)
+    return JSONResponse(ctx.to_dict(), headers=state.metrics.count_context(ctx, original, SESSION_ROUTE))
 
 
 @router.post(STATELESS_ROUTE, response_model=ContextOut)
 async def stateless_context(
     body: StatelessContextRequest, state: AppState = Depends(app_state), caller: Principal = Depends(principal)
 ) -> JSONResponse:
-    cache = state.stateless_cache(caller.tenant)
-
-    def work() -> tuple[Context, int]:
-        fm = state.manager(cache)
-        fm.add_messages([m.model_dump() for m in body.messages])
-        return pack_with_baseline(fm, body.query, body.budget_tokens, body.system_preamble, body.render, body.packing)
-
-    ctx, original = await state.run(work)
-    return JSONResponse(ctx.to_dict(), headers=state.count_context(ctx, original, STATELESS_ROUTE))
+    """The history is the ``messages`` sent, the query ``query``: nothing follows it."""
+    split = Split(body.system_preamble, tuple(as_turn(m.model_dump()) for m in body.messages), body.query)
+    ctx, original = await pack_split(state, caller.tenant, split, PackOptions.of(body, body.budget_tokens))
+    return JSONResponse(ctx.to_dict(), headers=state.metrics.count_context(ctx, original, STATELESS_ROUTE))

@@ -65,4 +65,4 @@ async def inspector() -> Response:
 
 @router.get("/metrics", tags=["ops"], response_class=Response, responses={200: {"content": {"text/plain": {}}}})
 async def metrics(state: AppState = Depends(app_state)) -> Response:
-    return Response(generate_latest(state.registry), media_type=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(state.metrics.registry), media_type=CONTENT_TYPE_LATEST)

@@ -3,15 +3,14 @@ store call goes through the caller's ``TenantStore``: another tenant's session i
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 from fastapi import APIRouter, Depends
 
 from ...core.errors import UnknownSession
-from ...core.turns import as_turn
 from ..schemas import ERROR_RESPONSES, MessageIn, MessageOut, SessionCreated, SessionErased, SessionList, SessionOut
-from ..state import AppState, message_out
+from ..sessions import message_out
+from ..state import AppState
 from ..store import TenantStore
 from . import app_state, tenant_store
 
@@ -41,15 +40,14 @@ async def get_session(
 
 async def session_out(state: AppState, store: TenantStore, session_id: str) -> dict[str, Any]:
     """A session with every message as stored and as AFM sees it (also what export writes)."""
-    session = await state.session(store, session_id)
-    assert session.fm is not None
+    fm = await state.sessions.manager(store, session_id)
     info = await state.run(store.get_session, session_id)
     found = await state.run(store.messages_since, session_id, 0)
     if info is None or found is None:
-        state.forget(store.tenant, session_id)
+        state.sessions.forget(store.tenant, session_id)
         raise UnknownSession(session_id)
     rows = {r["id"]: r for r in found[1]}
-    messages = [message_out(m, rows.get(m.id)) for m in session.fm.messages]
+    messages = [message_out(m, rows.get(m.id)) for m in fm.messages]
     return {"id": info["id"], "created": info["created"], "messages": messages}
 
 
@@ -59,7 +57,7 @@ async def delete_session(
 ) -> dict[str, Any]:
     """Erase the session: its messages, its artifacts, its queued background jobs, and the bytes on disk
     as far as the store can reach them (docs/server.md, Erasure)."""
-    await state.erase_session(store, session_id)
+    await state.sessions.erase(store, session_id)
     return {"id": session_id, "deleted": True}
 
 
@@ -69,6 +67,6 @@ async def append_message(
     body: MessageIn,
     state: AppState = Depends(app_state),
     store: TenantStore = Depends(tenant_store),
-) -> dict[str, Any]:
-    """``201`` means committed (``AppState.append``); a bad image or file is refused before anything is stored."""
-    return await state.append(store, session_id, as_turn({**body.model_dump(), "id": uuid.uuid4().hex}))
+) -> MessageOut:
+    """``201`` means committed (``Sessions.append``); a bad image or file is refused before anything is stored."""
+    return (await state.sessions.append(store, session_id, [body.model_dump()]))[0]

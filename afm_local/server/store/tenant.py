@@ -31,6 +31,7 @@ from typing import Any
 
 from ...core.errors import QuotaExceeded, UnknownSession
 from ...core.parts import Attachment
+from ...core.turns import Turn, as_turn
 from .base import Executor, Transactions, new_session_id, valid_session_id
 
 
@@ -109,36 +110,62 @@ class TenantStore:
     ) -> dict[str, Any]:
         """Append one message (and its attachments) at the session's next position; returns the row once it
         is committed."""
+        turn = as_turn(
+            {"role": role, "content": content, "importance": importance, "id": message_id, "attachments": attachments}
+        )
+        return self.append_messages(session_id, [turn])[0]
+
+    def append_messages(self, session_id: str, turns: Sequence[Turn]) -> list[dict[str, Any]]:
+        """Append messages (each with its ``id`` set, and its attachments) at the session's next positions in
+        one transaction: every one is committed, or none. Returns the rows once they are committed."""
         if not valid_session_id(session_id):
             raise UnknownSession(session_id)
         created = time.time()
-        size = len(content.encode("utf-8", "surrogatepass")) + sum(len(a.data) for a in attachments)
+        sizes = [
+            len(t.content.encode("utf-8", "surrogatepass")) + sum(len(a.data) for a in t.attachments) for t in turns
+        ]
+        rows = []
         with self._tx(write=True) as db:
-            self._check_room(db, size)
-            taken = db.execute(
-                "UPDATE sessions SET next_seq = next_seq + 1, bytes = bytes + ? WHERE tenant_id = ? AND id = ? "
-                "RETURNING next_seq - 1",
-                (size, self.tenant, session_id),
-            ).fetchall()
-            if not taken:
-                raise UnknownSession(session_id)
-            seq = int(taken[0][0])
-            db.execute(
-                "INSERT INTO messages (tenant_id, session_id, seq, message_id, role, content, importance, created, "
-                "attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (self.tenant, session_id, seq, message_id, role, content, importance, created, len(attachments)),
-            )
-            self._insert_attachments(db, session_id, seq, attachments)
-        return {
-            "session_id": session_id,
-            "seq": seq,
-            "id": message_id,
-            "role": role,
-            "content": content,
-            "importance": importance,
-            "created": created,
-            "attachments": tuple(attachments),
-        }
+            self._check_room(db, sum(sizes), len(turns))
+            for turn, size in zip(turns, sizes):
+                taken = db.execute(
+                    "UPDATE sessions SET next_seq = next_seq + 1, bytes = bytes + ? WHERE tenant_id = ? AND id = ? "
+                    "RETURNING next_seq - 1",
+                    (size, self.tenant, session_id),
+                ).fetchall()
+                if not taken:
+                    raise UnknownSession(session_id)
+                seq = int(taken[0][0])
+                importance = turn.importance.value if turn.importance is not None else None
+                db.execute(
+                    "INSERT INTO messages (tenant_id, session_id, seq, message_id, role, content, importance, "
+                    "created, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        self.tenant,
+                        session_id,
+                        seq,
+                        turn.id,
+                        turn.role,
+                        turn.content,
+                        importance,
+                        created,
+                        len(turn.attachments),
+                    ),
+                )
+                self._insert_attachments(db, session_id, seq, turn.attachments)
+                rows.append(
+                    {
+                        "session_id": session_id,
+                        "seq": seq,
+                        "id": turn.id,
+                        "role": turn.role,
+                        "content": turn.content,
+                        "importance": importance,
+                        "created": created,
+                        "attachments": turn.attachments,
+                    }
+                )
+        return rows
 
     def _insert_attachments(self, db: Executor, session_id: str, seq: int, attachments: Sequence[Attachment]) -> None:
         """Each file's bytes once per tenant by sha256, then the message's parts in order."""
@@ -156,16 +183,19 @@ class TenantStore:
                 (self.tenant, session_id, seq, position, a.part, sha256, a.url or None, a.detail, a.filename),
             )
 
-    def _check_room(self, db: Executor, size: int) -> None:
+    def _check_room(self, db: Executor, size: int, count: int = 1) -> None:
         if self.quota.messages is None and self.quota.bytes is None:
             return
         used = _usage(db, self.tenant)
-        if self.quota.messages is not None and used["messages"] >= self.quota.messages:
-            raise QuotaExceeded(f"this tenant already stores {used['messages']} messages, its quota (--quota-messages)")
+        if self.quota.messages is not None and used["messages"] + count > self.quota.messages:
+            raise QuotaExceeded(
+                f"this tenant stores {used['messages']} messages; {count} more would pass its quota of "
+                f"{self.quota.messages} (--quota-messages)"
+            )
         if self.quota.bytes is not None and used["bytes"] + size > self.quota.bytes:
             raise QuotaExceeded(
-                f"this message ({size} bytes, attachments included) would take the tenant past its "
-                f"{self.quota.bytes} bytes (--quota-bytes)"
+                f"{'this message' if count == 1 else f'these {count} messages'} ({size} bytes, attachments "
+                f"included) would take the tenant past its {self.quota.bytes} bytes (--quota-bytes)"
             )
 
     def messages_since(self, session_id: str, since: int = 0) -> tuple[int, list[dict[str, Any]]] | None:
