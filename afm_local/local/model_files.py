@@ -67,6 +67,7 @@ class ModelSpec:
     optional: bool = False
     info: dict[str, Any] = field(default_factory=dict)
     build: dict[str, Any] | None = None  # {"recipe": name in RECIPES, "inputs": {argument: source with sha256}}
+    answerer: int | None = None  # a GGUF chat model the server may answer with when it has no upstream: its rank
 
 
 def load_manifest(root: Path | None = None) -> dict[str, ModelSpec]:
@@ -86,8 +87,15 @@ def load_manifest(root: Path | None = None) -> dict[str, ModelSpec]:
             optional=entry.get("optional", False),
             info=entry.get("info", {}),
             build=entry.get("build"),
+            answerer=entry.get("answerer"),
         )
     return specs
+
+
+def answerer_models(root: Path | None = None) -> list[str]:
+    """The manifest's chat models the server may answer with, in the order they are tried."""
+    found = [(spec.answerer, spec.name) for spec in load_manifest(root).values() if spec.answerer is not None]
+    return [name for _, name in sorted(found)]
 
 
 def sha256_file(path: Path) -> str:

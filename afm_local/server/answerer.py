@@ -11,6 +11,7 @@ from typing import Any
 
 from ..core.errors import ModelError
 from ..local.llama import gguf_file, load_llama
+from ..local.model_files import answerer_models
 from .errors import APIError, error_body
 from .schemas import ChatCompletionRequest
 
@@ -18,7 +19,6 @@ log = logging.getLogger("afm_local.server")
 
 BUILTIN_DEFAULT_MAX_TOKENS = 256
 BUILTIN_MAX_TOKENS = 1024
-BUILTIN_MODELS = ("qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct")  # tried in order
 
 
 class BuiltinModel:
@@ -33,14 +33,15 @@ class BuiltinModel:
     def _resolve(self) -> Path:
         if self.path is not None:
             return self.path
-        for name in BUILTIN_MODELS:
+        names = answerer_models()  # the manifest's "answerer" entries, in their order
+        for name in names:
             try:
                 return gguf_file(name)
             except ModelError as exc:
                 log.warning("built-in model: %s", exc)
         raise ModelError(
             "no built-in chat model is installed and no --upstream is set: run "
-            f"`afm-local models install {BUILTIN_MODELS[0]}` or start the server with --upstream"
+            f"`afm-local models install {names[0] if names else 'NAME'}` or start the server with --upstream"
         )
 
     def ensure_loaded(self) -> Any:

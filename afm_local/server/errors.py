@@ -25,12 +25,6 @@ def error_body(kind: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"error": {"type": kind, "message": message, **extra}}
 
 
-def error_response(
-    status: int, kind: str, message: str, headers: dict[str, str] | None = None, **extra: Any
-) -> JSONResponse:
-    return JSONResponse(error_body(kind, message, **extra), status_code=status, headers=headers)
-
-
 STATUS_KIND = {
     400: "bad_request",
     401: "unauthorized",
@@ -46,11 +40,17 @@ STATUS_KIND = {
 }
 
 
-async def send_json(
-    send: Callable[..., Any], status: int, body: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None
+async def send_error(
+    send: Callable[..., Any],
+    scope: dict[str, Any],
+    status: int,
+    kind: str,
+    message: str,
+    headers: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
-    """The error shape from an ASGI layer, which answers before the app runs (no Response object there)."""
-    data = json.dumps(body).encode()
+    """An error from an ASGI layer, which answers before the app runs (no Response object there), in the shape
+    of the API the request's path speaks."""
+    data = json.dumps(native_body(scope.get("path", ""), status, kind, message)).encode()
     await send(
         {
             "type": "http.response.start",

@@ -11,7 +11,7 @@ import anyio
 
 from ..core.errors import StoreError
 from .auth import OPEN, KeyRing, Principal, RateLimiter
-from .errors import error_body, send_json
+from .errors import send_error
 
 DRAIN_LIMIT = 64 << 20  # an oversized body is read (and discarded) up to this, so the client sees the 413
 PUBLIC_PATHS = {"/healthz", "/"}  # "/" is the static inspector page: no data, it asks for the key itself
@@ -38,7 +38,7 @@ class BodyLimitMiddleware:
                 try:
                     declared = int(value)
                 except ValueError:
-                    await send_json(send, 400, error_body("bad_request", "invalid Content-Length"))
+                    await send_error(send, scope, 400, "bad_request", "invalid Content-Length")
                     return
         chunks: list[bytes] = []
         total = 0
@@ -56,15 +56,15 @@ class BodyLimitMiddleware:
                 break
             chunks.append(chunk)
         if too_big:
-            await self._refuse(receive, send, total, more)
+            await self._refuse(scope, receive, send, total, more)
             return
         body = b"".join(chunks)
         if body:
             try:
                 body.decode("utf-8")
             except UnicodeDecodeError as exc:
-                await send_json(
-                    send, 400, error_body("invalid_utf8", f"request body is not valid UTF-8 (byte {exc.start})")
+                await send_error(
+                    send, scope, 400, "invalid_utf8", f"request body is not valid UTF-8 (byte {exc.start})"
                 )
                 return
         if body and scope.get("method") in ("POST", "PUT", "PATCH"):
@@ -83,7 +83,9 @@ class BodyLimitMiddleware:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, receive: Callable[..., Any], send: Callable[..., Any], received: int, more: bool) -> None:
+    async def _refuse(
+        self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any], received: int, more: bool
+    ) -> None:
         """413 for a body over the limit, after letting the client finish sending, so that it reads the answer."""
         while more and received < DRAIN_LIMIT:
             message = await receive()
@@ -91,8 +93,8 @@ class BodyLimitMiddleware:
                 return
             received += len(message.get("body", b""))
             more = message.get("more_body", False)
-        error = error_body("request_too_large", f"request body is larger than {self.limit} bytes")
-        await send_json(send, 413, error, [(b"connection", b"close")])
+        message = f"request body is larger than {self.limit} bytes"
+        await send_error(send, scope, 413, "request_too_large", message, [(b"connection", b"close")])
 
 
 class AuthMiddleware:
@@ -110,23 +112,18 @@ class AuthMiddleware:
         try:
             principal = await anyio.to_thread.run_sync(self._principal, _bearer(scope))
         except StoreError as exc:  # the keys could not be read: nothing is served, as for any store failure
-            await send_json(send, 503, error_body("storage_unavailable", str(exc)))
+            await send_error(send, scope, 503, "storage_unavailable", str(exc))
             return
         if principal is None:
-            await send_json(
-                send,
-                401,
-                error_body("unauthorized", "missing or wrong API key (Authorization: Bearer <key>)"),
-                [(b"www-authenticate", b"Bearer")],
-            )
+            message = "missing or wrong API key (Authorization: Bearer <key>)"
+            await send_error(send, scope, 401, "unauthorized", message, [(b"www-authenticate", b"Bearer")])
             return
         scope.setdefault("state", {})["principal"] = principal
         wait = self.limiter.wait_needed(principal.key_id)
         if wait > 0:
             message = f"rate limit of this key exceeded ({self.limiter.rate:g} requests/s); retry in {wait:.1f} s"
-            await send_json(
-                send, 429, error_body("rate_limited", message), [(b"retry-after", str(math.ceil(wait)).encode())]
-            )
+            retry = [(b"retry-after", str(math.ceil(wait)).encode())]
+            await send_error(send, scope, 429, "rate_limited", message, retry)
             return
         await self.app(scope, receive, send)
 

@@ -145,3 +145,24 @@ def test_a_tenant_reaches_only_its_own_sessions_through_mcp(afm):
         assert [m["content"] for m in stored["messages"]] == [secret]  # nothing of Bob's was appended
 
     anyio.run(run)
+
+
+def test_add_messages_stores_all_of_a_call_or_nothing_and_says_why(afm):
+    """A call whose third message carries a broken image: refused with the reason, nothing of it stored, not
+    even the new session it would have made; into an existing session, none of its messages lands."""
+    broken = {"role": "user", "content": [{"type": "text", "text": "my receipt"}, {"type": "image_url", "image_url": {
+        "url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB"}}]}  # a PNG cut after its header
+    messages = [{"role": "user", "content": CONSTRAINT}, CHATTER[0], broken]
+
+    async def run() -> None:
+        before = _data((await _as(afm, "alice", [("list_sessions", {})]))[0])["sessions"]
+        [failed] = await _as(afm, "alice", [("add_messages", {"messages": messages})])
+        assert failed.is_error and "image" in failed.content[0].text.lower() and "Traceback" not in str(failed.content)
+        assert _data((await _as(afm, "alice", [("list_sessions", {})]))[0])["sessions"] == before
+        made = _data((await _as(afm, "alice", [("add_messages", {"messages": CHATTER[:2]})]))[0])["session"]
+        [failed] = await _as(afm, "alice", [("add_messages", {"session": made, "messages": messages})])
+        assert failed.is_error
+        why = _data((await _as(afm, "alice", [("explain", {"session": made, "query": "q", "budget_tokens": 500})]))[0])
+        assert len(why["items"]) == 2  # the two messages stored before, none of the failed call's
+
+    anyio.run(run)

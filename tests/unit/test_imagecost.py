@@ -59,3 +59,34 @@ def test_models_are_found_by_name_or_dated_name_and_the_table_is_configurable():
     assert AFMConfig(vision_model="o3").image_rule.tokens(1024, 1024, "high") == 75 + 150 * 4
     with pytest.raises(ValueError, match="no image-token rule"):
         AFMConfig(vision_model="llava")
+
+
+# A table of sizes × models, each figure worked out by hand from the provider's published formula:
+# gpt-4o / gpt-4.1 / o-series tiles (85 or 75 + 170 or 150 a tile), gpt-4o-mini's own multiplier (2833 +
+# 5667 a tile), the patch models, and Anthropic's pixels / 750 after its resize (longest side 1568 px,
+# at most about 1,600 tokens; docs.anthropic.com, "Vision").
+PER_MODEL = [
+    # model,             (w, h),       tokens   how
+    ("gpt-4o",            (800, 600),   765),    # shortest side 600 ≤ 768: 2 × 2 tiles: 85 + 4 × 170
+    ("gpt-4.1",           (800, 600),   765),    # the same tiles
+    ("o3",                (800, 600),   675),    # 75 + 4 × 150
+    ("o1",                (512, 512),   225),    # 75 + 150
+    ("gpt-4o-mini",       (800, 600),   25501),  # 2833 + 4 × 5667
+    ("gpt-4o-mini-2024-07-18", (512, 512), 8500),  # a dated name takes its family's row: 2833 + 5667
+    ("gpt-4.1-nano",      (320, 320),   246),    # 10 × 10 patches × 2.46 = 246
+    ("claude-sonnet-4-5", (1000, 1000), 1334),   # 1,000,000 / 750 = 1333.3
+    ("claude-3-5-haiku-20241022", (200, 200), 54),  # 40,000 / 750 = 53.3
+    ("claude-opus-4-1",   (3000, 1500), 1599),   # scaled to 1549 × 774 (1,198,926 px) / 750 = 1598.6
+    ("claude-sonnet-4-5", (1568, 300),  628),    # longest side at the limit, 470,400 / 750 = 627.2
+]
+
+
+@pytest.mark.parametrize(("model", "size", "tokens"), PER_MODEL)
+def test_each_models_image_cost_follows_its_providers_formula(model, size, tokens):
+    assert image_tokens(rule_for(model), *size, "high") == tokens
+
+
+def test_anthropic_ignores_detail_and_an_unknown_size_costs_its_cap():
+    claude = rule_for("claude-3-7-sonnet-latest")
+    assert image_tokens(claude, 1000, 1000, "low") == image_tokens(claude, 1000, 1000, "high") == 1334
+    assert image_tokens(claude, 0, 0, "auto") == 1600

@@ -11,7 +11,8 @@ URL source; a URL is never fetched) and ``document`` blocks (a base64 or text so
 ``url``) is refused, as is an image in a ``tool_result`` or an assistant message. ``thinking`` blocks
 before the query are the model's private state and are left out; other blocks are refused.
 
-Back: the packed context's leading system messages become ``system``; tool results go into the next
+Back: the packed context's leading system messages become ``system`` (the client's own system blocks, their
+``cache_control`` included, when the preamble is sent as it came); tool results go into the next
 user message, first; consecutive messages of one role are joined, so roles alternate as the API
 requires, and a context that would start with the assistant starts with a one-line user note. Image
 parts become ``image`` blocks (base64, or a URL), file parts ``document`` blocks.
@@ -149,6 +150,9 @@ def messages_body(body: dict[str, Any], packed: list[dict[str, Any]], split: Spl
     """The request to forward: the client's fields, ``system`` and ``messages`` from the packed context
     (OpenAI chat messages, the query last) followed by the messages after the query, verbatim."""
     out, rest = forwarded(body, packed, "system", "messages")
+    system = body.get("system")
+    if isinstance(system, list) and out.get("system") == _system(system):  # sent as given: cache_control kept
+        out["system"] = system
     joined: list[dict[str, Any]] = []
     for role, blocks in (_message(m) for m in rest):
         if not blocks:
