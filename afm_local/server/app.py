@@ -197,9 +197,17 @@ def _mount_mcp(app: FastAPI, mcp: MCPServer, host: str) -> None:
     """``/mcp``: streamable HTTP, stateless, so any worker answers any call. POST only: a stateless server
     sends nothing unasked, so the GET stream the SDK would hold open forever answers 405, as the MCP spec
     allows. The OpenAPI schema describes it beside the routes (clients, the fuzz tests)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
     from .mcp import OPENAPI_PATH_ITEM
 
-    for route in mcp.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host).routes:
+    # Host and Origin are checked once, for every route, by BrowserGuardMiddleware (its allow-lists are the
+    # operator's): the SDK's own loopback-only check is off, so that /mcp answers exactly what the others do.
+    own_check_off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app_routes = mcp.streamable_http_app(
+        streamable_http_path=MCP_PATH, stateless_http=True, host=host, transport_security=own_check_off
+    ).routes
+    for route in app_routes:
         assert isinstance(route, Route), route  # no SDK auth routes: AuthMiddleware guards /mcp
         app.router.routes.append(NamedRoute(route.path, endpoint=route.endpoint, methods=["POST"]))
     build = app.openapi

@@ -32,6 +32,17 @@ from tests.support.stores import query
 pytestmark = pytest.mark.skipif(not installed("multilingual-e5-small"), reason="run `afm-local models install`")
 
 
+MCP_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
+try:
+    import mcp  # noqa: F401
+
+    MCP_INSTALLED = True
+except ImportError:
+    MCP_INSTALLED = False
+
+
 @pytest.fixture(scope="module")
 def open_server(spawn_module_server, tmp_path_factory):
     db = tmp_path_factory.mktemp("open") / "open.db"
@@ -94,6 +105,9 @@ def test_a_rebinding_host_gets_nothing(open_server):
             assert "sessions" not in r.text
     assert httpx.get(url + "/v1/tenant/export", headers={"Host": f"[::1]:{open_server.port}"},
                      trust_env=False).status_code == 200
+    r = httpx.post(url + "/mcp", json=MCP_INIT, headers={**MCP_ACCEPT, "Host": f"evil.example:{open_server.port}"},
+                   trust_env=False)
+    is_error(r, 403)  # the one check of every route, /mcp included
 
 
 def test_cors_only_for_configured_origins_and_extra_host_names(spawn_server, tmp_path):
@@ -111,6 +125,10 @@ def test_cors_only_for_configured_origins_and_extra_host_names(spawn_server, tmp
     assert r.status_code == 403 and "access-control-allow-origin" not in r.headers
     assert httpx.get(srv.url + "/healthz", headers={"Host": f"afm.lan:{srv.port}"}, trust_env=False).status_code == 200
     assert httpx.get(srv.url + "/healthz", headers={"Host": "other.lan"}, trust_env=False).status_code == 403
+    if MCP_INSTALLED:  # the operator's allow-list holds for /mcp too (the SDK's own loopback-only check is off)
+        r = httpx.post(srv.url + "/mcp", json=MCP_INIT, headers={**MCP_ACCEPT, "Host": f"afm.lan:{srv.port}"},
+                       trust_env=False)
+        assert r.status_code == 200, r.text
 
 
 # ------------------------------------------------------------------------------------------ connections
@@ -231,10 +249,8 @@ def test_405_names_every_method_of_the_path(keyed_server):
 
 def test_mcp_is_named_in_the_metrics(keyed_server):
     pytest.importorskip("mcp")
-    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
-    headers = {**AUTH, "Accept": "application/json, text/event-stream"}
-    assert httpx.post(keyed_server.url + "/mcp", json=body, headers=headers, trust_env=False).status_code == 200
+    headers = {**AUTH, **MCP_ACCEPT}
+    assert httpx.post(keyed_server.url + "/mcp", json=MCP_INIT, headers=headers, trust_env=False).status_code == 200
     text = httpx.get(keyed_server.url + "/metrics", headers=AUTH, trust_env=False).text
     assert metric(text, "afm_http_requests_total", route="/mcp", method="POST", status="200") >= 1, [
         line for line in text.splitlines() if "mcp" in line or "unmatched" in line]
