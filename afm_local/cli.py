@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from .server.settings import ServerSettings
 
 MAX_INPUT_BYTES = 64 * 1024 * 1024
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+CONVENTIONAL_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")  # named in an error; anything else may be a key
 
 
 class UsageError(AFMError):
@@ -285,17 +288,37 @@ def _limit(text: str) -> int | None:
 
 def _key_from(variable: str | None, flag: str | None) -> str | None:
     """The key in environment variable ``variable``; a variable named by ``flag`` must be set (the server
-    refuses to start open by mistake)."""
+    refuses to start open by mistake). The error never repeats what was given: a key pasted in place of
+    the variable's name would be printed."""
     if not variable:
         return None
+    if not ENV_NAME.fullmatch(variable):
+        raise UsageError(f"{flag or 'the flag'} takes the name of an environment variable (A-Z, 0-9, _), not a key")
     key = os.environ.get(variable)
     if flag and not key:
-        raise UsageError(f"{flag} {variable}: that environment variable is not set or empty")
+        named = variable if CONVENTIONAL_ENV_NAME.fullmatch(variable) else "the environment variable it names"
+        raise UsageError(f"{flag} {named}: that environment variable is not set or empty")
     return key or None
 
 
+class _RefusedKey(argparse.Action):
+    """A key given on the command line (where ``ps`` shows it to every local user): refused, never echoed."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: Any, values: Any, option: str | None = None) -> None:
+        parser.error(
+            f"{option} is not accepted: keys never go on the command line; put the key in an "
+            f"environment variable and name it with {option}-env"
+        )
+
+
+def _refuse_keys(parser: argparse.ArgumentParser, *flags: str) -> None:
+    for flag in flags:
+        dest = "refused_" + flag.strip("-").replace("-", "_")
+        parser.add_argument(flag, nargs="?", dest=dest, action=_RefusedKey, default=None, help=argparse.SUPPRESS)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="afm-local", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="afm-local", description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument(
         "--threads",
         type=int,
@@ -314,17 +337,18 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_keys(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from .server.settings import ServerSettings
 
-    k = sub.add_parser("keys", help="create, list or revoke tenants' API keys (stored hashed)")
+    k = sub.add_parser("keys", allow_abbrev=False, help="create, list or revoke tenants' API keys (stored hashed)")
     k.add_argument("action", choices=["create", "list", "revoke"])
     k.add_argument("--tenant", help="the tenant (a-z 0-9 _ . -; 'default' is --api-key-env's tenant)")
     k.add_argument("--key-id", default=None, help="revoke only this key (default: every key of the tenant)")
     k.add_argument("--db", default=os.environ.get("AFM_DB") or str(ServerSettings().db), help="as for serve")
     k.add_argument("--db-key-env", default=None, help="as for serve: the encrypted store's key")
+    _refuse_keys(k, "--db-key")
     k.set_defaults(func=_cmd_keys)
 
 
 def _add_pack(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("pack", help="pack a conversation into a token budget")
+    p = sub.add_parser("pack", allow_abbrev=False, help="pack a conversation into a token budget")
     p.add_argument("history", help='JSON list of {role, content}, an object with "messages", or - for stdin')
     p.add_argument("--query", help='the current user query (default: the file\'s "query")')
     p.add_argument("--budget", type=int, required=True, help="token budget for everything sent")
@@ -347,7 +371,7 @@ def _add_pack(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _add_classify_and_models(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    c = sub.add_parser("classify", help="label messages CRITICAL / RELEVANT / TRIVIAL (JSONL out)")
+    c = sub.add_parser("classify", allow_abbrev=False, help="label messages CRITICAL / RELEVANT / TRIVIAL (JSONL out)")
     c.add_argument(
         "file",
         nargs="?",
@@ -356,7 +380,7 @@ def _add_classify_and_models(sub: argparse._SubParsersAction[argparse.ArgumentPa
     )
     c.set_defaults(func=_cmd_classify)
 
-    m = sub.add_parser("models", help="install, list or verify local model files")
+    m = sub.add_parser("models", allow_abbrev=False, help="install, list or verify local model files")
     m.add_argument("action", choices=["install", "list", "verify"])
     m.add_argument("names", nargs="*", help="model names from models/manifest.json (default: all)")
     m.add_argument("--no-optional", dest="optional", action="store_false", help="skip optional models")
@@ -370,6 +394,7 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
     s = sub.add_parser(
         "serve",
+        allow_abbrev=False,
         help="run the local memory service (HTTP)",
         argument_default=argparse.SUPPRESS,
         description="Flags left out take ServerSettings' defaults (afm_local/server/settings.py).",
@@ -441,6 +466,43 @@ def _add_serve_access(s: argparse.ArgumentParser, d: ServerSettings) -> None:
         "--rate-limit", type=float, help=f"requests/s per key and worker, 0: none (default {d.rate_limit:g})"
     )
     s.add_argument("--rate-burst", type=int, help=f"requests a key may make at once (default {d.rate_burst})")
+    _refuse_keys(s, "--api-key", "--db-key", "--upstream-api-key")
+    s.add_argument(
+        "--allowed-host",
+        dest="allowed_hosts",
+        action="append",
+        metavar="NAME",
+        help="a Host name this server answers besides the loopback names and --host (repeatable; '*': any)",
+    )
+    s.add_argument(
+        "--allowed-origin",
+        dest="allowed_origins",
+        action="append",
+        metavar="ORIGIN",
+        help="a web origin (https://app.example) whose pages may call the API, CORS included (repeatable; "
+        "default: none)",
+    )
+    s.add_argument(
+        "--tenant-concurrency",
+        type=int,
+        help="requests of one tenant in flight at once per worker (default: --concurrency minus 1, at least 1)",
+    )
+    s.add_argument(
+        "--header-timeout",
+        dest="header_timeout_s",
+        type=float,
+        help=f"seconds a client has to send a request's headers (default {d.header_timeout_s:g})",
+    )
+    s.add_argument(
+        "--max-connections",
+        type=int,
+        help=f"open connections per worker before requests are answered 503 (default {d.max_connections})",
+    )
+    s.add_argument(
+        "--auth-failures-per-minute",
+        type=int,
+        help=f"wrong keys from one address a minute before it gets 429s (default {d.auth_failures_per_minute})",
+    )
     for what in ("sessions", "messages", "bytes"):
         default = getattr(d, f"quota_{what}")
         s.add_argument(
@@ -451,13 +513,16 @@ def _add_serve_access(s: argparse.ArgumentParser, d: ServerSettings) -> None:
 def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from .server.settings import ServerSettings
 
-    m = sub.add_parser("mcp", help="serve the memory tools over MCP on stdin/stdout, as the default tenant")
+    m = sub.add_parser(
+        "mcp", allow_abbrev=False, help="serve the memory tools over MCP on stdin/stdout, as the default tenant"
+    )
     m.add_argument(
         "--db",
         default=os.environ.get("AFM_DB") or str(ServerSettings().db),
         help="the session store, as for serve (default $AFM_DB, else afm-local.db)",
     )
     m.add_argument("--db-key-env", default=None, help="as for serve: the encrypted store's key")
+    _refuse_keys(m, "--db-key")
     m.set_defaults(func=_cmd_mcp)
 
 

@@ -26,6 +26,9 @@ install_debian() {  # install_debian WHAT PACKAGE...: a missing test dependency,
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   install_debian chromium chromium chromium-driver
 fi
+if ! command -v strace >/dev/null; then
+  install_debian strace strace  # the no-outbound test traces the CLI and a server's network calls
+fi
 tessdata=${TESSDATA_PREFIX:-/usr/share/tesseract-ocr/5/tessdata}
 if [ ! -f "$tessdata/eng.traineddata" ] || [ ! -f "$tessdata/rus.traineddata" ]; then
   install_debian "Tesseract OCR data (English, Russian)" tesseract-ocr-eng tesseract-ocr-rus  # 7.8 MB, no binary

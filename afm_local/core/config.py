@@ -224,9 +224,21 @@ class AFMConfig(BaseModel):
     )
     max_attachment_bytes: int = Field(10 << 20, ge=1, description="Largest image or file, in bytes (else 413).")
     max_image_pixels: int = Field(
-        40_000_000, ge=1, description="Largest image, in pixels, checked from its header before decoding (else 413)."
+        40_000_000,
+        ge=1,
+        description="Largest image, in pixels, checked from its header before decoding; also the largest PDF page "
+        "as rendered for OCR (its size in points at 144 dpi), checked before any page is rendered (else 413).",
     )
     max_document_pages: int = Field(200, ge=1, description="Longest PDF, in pages (else 413).")
+    max_document_text_bytes: int = Field(
+        512 << 10,
+        ge=1,
+        description="Largest text of one document (a text file, checked before it is decoded; a PDF's text layer "
+        "and OCR), in UTF-8 bytes (else 413).",
+    )
+    max_document_tokens: int = Field(
+        50_000, ge=1, description="Longest text of one document, in tokens, counted before any other work (else 413)."
+    )
     max_attachments: int = Field(16, ge=0, description="Most images and files in one message (else 413).")
 
     @model_validator(mode="after")
@@ -242,7 +254,9 @@ class AFMConfig(BaseModel):
 
     @property
     def media_limits(self) -> MediaLimits:
-        return MediaLimits(self.max_attachment_bytes, self.max_image_pixels, self.max_document_pages)
+        return MediaLimits(
+            self.max_attachment_bytes, self.max_image_pixels, self.max_document_pages, self.max_document_text_bytes
+        )
 
     @classmethod
     def paper(cls, **overrides: Any) -> AFMConfig:

@@ -52,11 +52,13 @@ class Attachment:
 
 @dataclass(frozen=True, slots=True)
 class MediaLimits:
-    """What one attachment may be (``AFMConfig``): bytes, pixels of an image, pages of a document."""
+    """What one attachment may be (``AFMConfig``): bytes, pixels of an image or of a rendered page, pages of a
+    document, bytes of a text file."""
 
     max_bytes: int
     max_pixels: int
     max_pages: int
+    max_text_bytes: int = 512 << 10
 
 
 @dataclass(frozen=True, slots=True)

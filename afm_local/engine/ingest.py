@@ -143,7 +143,7 @@ class Ingestor:
     def __init__(self, components: Components, config: AFMConfig, cache: ArtifactCache) -> None:
         self.components, self.config, self.cache = components, config, cache
         self.keys = ArtifactKeys.of(components, config)
-        self.attachments = AttachmentReader(components.media, config, cache)
+        self.attachments = AttachmentReader(components.media, config, cache, components.counter.count)
 
     def rows(self, entries: Sequence[Entry]) -> list[Row]:
         """Rows of history entries, a turn's attachments read (through the cache) and their text joined to its

@@ -1,15 +1,16 @@
 """Ingest of images and documents: each attachment read once through the cache, keyed by its bytes' sha256.
 
 ``AttachmentReader.read`` checks the limits (bytes, count, then pixels and pages from the reader's
-inspection, before anything is decoded), then takes the OCR text, the document's text and pages and the
-thumbnail from the cache or the media reader, and prices each form with the target model's image rule
-(``core.imagecost``). An ``http(s)`` image is never fetched: it is priced at the rule's worst case and
-can only be sent as given or named. Bad input raises before anything is stored.
+inspection, before anything is decoded; a document's text by bytes and tokens before any other work),
+then takes the OCR text, the document's text and pages and the thumbnail from the cache or the media
+reader, and prices each form with the target model's image rule (``core.imagecost``). An ``http(s)``
+image is never fetched: it is priced at the rule's worst case and can only be sent as given or named.
+Bad input raises before anything is stored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..core.config import AFMConfig
 from ..core.errors import AttachmentTooLarge, InvalidInput, UnsupportedAttachment
@@ -24,8 +25,14 @@ KIND_WORDS = {"image": "image", "pdf": "PDF", "text": "file"}
 class AttachmentReader:
     """Reads a turn's attachments through ``cache`` with ``media`` (``None``: attachments are refused)."""
 
-    def __init__(self, media: MediaReader | None, config: AFMConfig, cache: ArtifactCache) -> None:
-        self.media, self.config, self.cache = media, config, cache
+    def __init__(
+        self,
+        media: MediaReader | None,
+        config: AFMConfig,
+        cache: ArtifactCache,
+        count: Callable[[str], int] | None = None,
+    ) -> None:
+        self.media, self.config, self.cache, self.count = media, config, cache, count
 
     def read(self, attachments: Sequence[Attachment]) -> tuple[Attached, ...]:
         if len(attachments) > self.config.max_attachments:
@@ -51,12 +58,38 @@ class AttachmentReader:
             pages = cache.pages.get_or_compute(media.name, h, lambda: media.pages(a.data))
             if pages > self.config.max_document_pages:
                 raise AttachmentTooLarge(f"the PDF has {pages} pages; the limit is {self.config.max_document_pages}")
-            text = cache.document_text.get_or_compute(media.name, h, lambda: media.document_text(a.data))
+            text = self.document_text(a)
             thumbnail = cache.thumbnails.get_or_compute(media.name, h, lambda: media.thumbnail(a.data))
         else:
-            text = cache.document_text.get_or_compute(media.name, h, lambda: media.document_text(a.data))
+            text = self.document_text(a)
         full = image_tokens(rule, info.width, info.height, a.detail) if info.kind == "image" else 0
         return Attached(a, info, name, text, pages, thumbnail, full, self._thumbnail_cost(thumbnail))
+
+    def document_text(self, a: Attachment) -> str:
+        """A document's text through the cache, within the text limits (checked before it is cached, and again
+        on a cached text, which may come from a process with other limits)."""
+        media = self._reader()
+        return self._bounded(
+            self.cache.document_text.get_or_compute(
+                media.name, a.sha256, lambda: self._bounded(media.document_text(a.data))
+            )
+        )
+
+    def _bounded(self, text: str) -> str:
+        """``text``, or ``AttachmentTooLarge`` when it has more bytes or tokens than a document may have (the
+        bytes first: tokens are counted only on a text that can be counted quickly)."""
+        size, limit = len(text.encode("utf-8", "surrogatepass")), self.config.max_document_text_bytes
+        if size > limit:
+            raise AttachmentTooLarge(
+                f"the document's text is {size:,} bytes; the limit is {limit:,} (AFMConfig.max_document_text_bytes)"
+            )
+        tokens = self.count(text) if self.count is not None else 0
+        if tokens > self.config.max_document_tokens:
+            raise AttachmentTooLarge(
+                f"the document's text is {tokens:,} tokens; the limit is {self.config.max_document_tokens:,} "
+                "(AFMConfig.max_document_tokens)"
+            )
+        return text
 
     def inspect(self, a: Attachment) -> MediaInfo:
         """What the bytes are, checked against this config's limits (a cached inspection is checked again:

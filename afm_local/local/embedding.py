@@ -27,6 +27,7 @@ from ..core.errors import ModelError
 from ..core.protocols import EmbedKind
 from ..text.checks import GuardConfig
 from .model_files import model_spec, verified_files
+from .onnx import onnxruntime
 from .paths import models_dir
 
 
@@ -77,9 +78,9 @@ class OnnxEmbedder:
     dim = 384
 
     def __init__(self, model: str = "minilm-l6-v2", root: Path | None = None, threads: int = 1) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        ort = onnxruntime()
         root = root or models_dir()
         self.model = embedder_model(model)
         files = verified_files(self.model.manifest, root)

@@ -28,6 +28,7 @@ from ..core.types import IMPORTANCE_NAMES, Classification, Importance, Utterance
 from ..text.rules import HARD_CONSTRAINT_PATTERNS, hard_constraint_hits
 from .embedding import OnnxEmbedder
 from .model_files import INSTALL_HINT, model_spec, verified_files
+from .onnx import onnxruntime
 
 MANIFEST_NAME = "importance"
 ROLE_FEATURES: tuple[str, ...] = ("user", "assistant")  # system and tool messages read as neither
@@ -58,8 +59,7 @@ class EncoderHeadClassifier:
     Each message runs on its own (no padding), so a label never depends on the other messages of a call."""
 
     def __init__(self, model_dir: Path, encoder: OnnxEmbedder, threads: int = 1, *, root: Path | None = None) -> None:
-        import onnxruntime as ort
-
+        ort = onnxruntime()
         self.model_dir = Path(model_dir)
         files = verify_model_dir(self.model_dir, root)
         self.card = json.loads(files["model_card.json"].read_text(encoding="utf-8"))

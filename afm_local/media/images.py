@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import warnings
 
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import ExifTags, Image, ImageOps, UnidentifiedImageError
 
 from ..core.errors import AttachmentTooLarge, InvalidInput
 from ..core.parts import THUMBNAIL_SIDE, MediaInfo, Thumbnail
@@ -25,8 +25,13 @@ def inspect(data: bytes, max_pixels: int) -> MediaInfo | None:
     image = _open(data, max_pixels)
     if image is None:
         return None
-    upright = decoded(image)
-    return MediaInfo("image", FORMATS[str(image.format)], upright.width, upright.height)
+    try:  # decoded in its own mode (no RGB copy), so that a truncated file fails here
+        image.load()
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise InvalidInput(f"the image is corrupt or truncated: {_first_line(exc)}") from None
+    turned = image.getexif().get(ExifTags.Base.Orientation) in (5, 6, 7, 8)  # as exif_transpose turns it
+    width, height = (image.height, image.width) if turned else (image.width, image.height)
+    return MediaInfo("image", FORMATS[str(image.format)], width, height)
 
 
 def _open(data: bytes, max_pixels: int) -> Image.Image | None:
@@ -72,8 +77,9 @@ def load(data: bytes) -> Image.Image:
 
 
 def thumbnail(image: Image.Image) -> Thumbnail:
-    """A JPEG whose longest side is at most ``THUMBNAIL_SIDE``, without metadata."""
-    small = image.copy()
+    """A JPEG whose longest side is at most ``THUMBNAIL_SIDE``, without metadata. ``image`` is reduced in
+    place (no copy of a large image): pass one made for it."""
+    small = image
     small.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE), Image.Resampling.LANCZOS)
     out = io.BytesIO()
     small.save(out, "JPEG", quality=THUMBNAIL_QUALITY, optimize=True)

@@ -2,7 +2,9 @@
 
 Chosen by measurement (docs/ocr_choice.md): with images enlarged
 so that the longest side is about 2,000 px (at most 3×), Tesseract's character error rate was 2–3 % on
-clean and degraded screenshots in both languages, at 0.2–0.4 s an image on one thread. The language
+clean and degraded screenshots in both languages, at 0.2–0.4 s an image on one thread. An image larger
+than ``MAX_OCR_PIXELS`` is read reduced to that size: at 40 million pixels Tesseract alone took 5 s and
+over 400 MB. The language
 data (``eng``, ``rus``) comes from Debian's ``tesseract-ocr-eng`` and ``tesseract-ocr-rus``; the folder is
 always passed explicitly, because the wheel's built-in default is the current directory.
 """
@@ -19,6 +21,7 @@ from .pdf import tidy
 
 TARGET_SIDE = 2000  # enlarge small screenshots before OCR: Tesseract misreads small text
 MAX_ENLARGE = 3.0
+MAX_OCR_PIXELS = 16_000_000  # larger images are read reduced to this (a 5K screenshot is 14.7 million)
 
 
 class TesseractOcr:
@@ -48,6 +51,10 @@ class TesseractOcr:
         factor = min(MAX_ENLARGE, TARGET_SIDE / max(image.size))
         if factor > 1.05:
             image = image.resize((round(image.width * factor), round(image.height * factor)), Image.Resampling.LANCZOS)
+        elif image.width * image.height > MAX_OCR_PIXELS:  # Tesseract's own copies cost ~15 bytes a pixel
+            shrink = (MAX_OCR_PIXELS / (image.width * image.height)) ** 0.5
+            size = (max(1, int(image.width * shrink)), max(1, int(image.height * shrink)))
+            image = image.resize(size, Image.Resampling.LANCZOS)
         with self._lock:
             engine: Any = self._engine()
             engine.SetImage(image)

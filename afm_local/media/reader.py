@@ -3,7 +3,8 @@
 The type comes from the bytes, never from the part type, the file name or a claimed MIME type: a ``%PDF-``
 header is a PDF; else what Pillow opens as PNG, JPEG, WebP or GIF is an image (its pixel count checked
 from the header first); else strict UTF-8 without NUL bytes is text (plain or Markdown); anything else is
-refused. Nothing is decoded before the byte and pixel limits are checked.
+refused. Nothing is decoded before the byte and pixel limits are checked: an image's pixels from its
+header, a PDF's pages by count and by size in points (as rendered for OCR), a text file by bytes.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from . import images, pdf
 from .ocr import TesseractOcr
 
 SNIFF_BYTES = 1024
+THUMBNAIL_RENDER_SIDE = 2048  # a PDF's first page is rendered at 72 dpi, its longest side at most this
 
 
 class LocalMediaReader:
@@ -40,11 +42,16 @@ class LocalMediaReader:
                 f"the file is {len(data):,} bytes; the limit is {limits.max_bytes:,} (AFMConfig.max_attachment_bytes)"
             )
         if data[:SNIFF_BYTES].lstrip().startswith(b"%PDF-"):
-            return pdf.inspect(data, limits.max_pages)
+            return pdf.inspect(data, limits.max_pages, limits.max_pixels)
         image = images.inspect(data, limits.max_pixels)
         if image is not None:
             return image
         if b"\x00" not in data:
+            if len(data) > limits.max_text_bytes:
+                raise AttachmentTooLarge(
+                    f"the text file is {len(data):,} bytes; the limit is {limits.max_text_bytes:,} "
+                    "(AFMConfig.max_document_text_bytes)"
+                )
             try:
                 data.decode("utf-8")
                 return MediaInfo("text", "text/plain")
@@ -66,5 +73,5 @@ class LocalMediaReader:
 
     def thumbnail(self, data: bytes) -> Thumbnail:
         if data[:SNIFF_BYTES].lstrip().startswith(b"%PDF-"):
-            return images.thumbnail(pdf.first_page(data))
+            return images.thumbnail(pdf.first_page(data, THUMBNAIL_RENDER_SIDE))
         return images.thumbnail(images.load(data))

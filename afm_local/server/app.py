@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, MutableMapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Route
+from starlette.routing import Match, Route
 
 from .._version import __version__
 from ..core.errors import (
@@ -39,9 +39,11 @@ from ..core.errors import (
     UnsupportedAttachment,
 )
 from ..local import local_components
+from .auth import FailureLimiter
+from .connections import configure, uvicorn_options
 from .errors import STATUS_KIND, APIError, native_response
 from .metrics import MetricsMiddleware
-from .middleware import AuthMiddleware, BodyLimitMiddleware
+from .middleware import AuthMiddleware, BodyLimitMiddleware, BrowserGuardMiddleware, allowed_host_names
 from .routes import chat, context, formats, ops, sessions, tenant
 from .settings import ServerSettings
 from .state import AppState
@@ -135,7 +137,19 @@ def create_app(settings: ServerSettings) -> FastAPI:
         _mount_mcp(app, mcp, settings.host)
     # ASGI layers, outermost last
     app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
-    app.add_middleware(AuthMiddleware, keyring=state.keyring, limiter=state.rate_limiter)
+    app.add_middleware(
+        AuthMiddleware,
+        keyring=state.keyring,
+        limiter=state.rate_limiter,
+        failures=FailureLimiter(settings.auth_failures_per_minute),
+        tenant_concurrency=settings.tenant_concurrency,
+    )
+    app.add_middleware(
+        BrowserGuardMiddleware,
+        hosts=allowed_host_names(settings.host, settings.allowed_hosts),
+        port=settings.port,
+        origins=settings.allowed_origins,
+    )
     app.add_middleware(MetricsMiddleware, requests=state.metrics.requests, latency=state.metrics.latency)
     return app
 
@@ -152,15 +166,47 @@ def _mcp_server(state: AppState) -> MCPServer | None:
     return mcp_server(http_scope(state))
 
 
+class NamedRoute(Route):
+    """A Starlette route that, like FastAPI's, names itself in the request scope when it matches, so that
+    metrics and the access log show its path (``/mcp``), not ``unmatched``."""
+
+    def matches(self, scope: MutableMapping[str, Any]) -> tuple[Match, MutableMapping[str, Any]]:
+        match, child = super().matches(scope)
+        if match != Match.NONE:
+            child = {**child, "route": self}
+        return match, child
+
+
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(app: Any, scope: MutableMapping[str, Any]) -> list[str]:
+    """Every method some route of ``app`` answers in full at the request's path (the ``Allow`` of a 405),
+    asked of the routes themselves, included routers too."""
+    return [
+        method
+        for method in HTTP_METHODS
+        if any(route.matches({**scope, "method": method})[0] == Match.FULL for route in app.router.routes)
+    ]
+
+
 def _mount_mcp(app: FastAPI, mcp: MCPServer, host: str) -> None:
     """``/mcp``: streamable HTTP, stateless, so any worker answers any call. POST only: a stateless server
     sends nothing unasked, so the GET stream the SDK would hold open forever answers 405, as the MCP spec
     allows. The OpenAPI schema describes it beside the routes (clients, the fuzz tests)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
     from .mcp import OPENAPI_PATH_ITEM
 
-    for route in mcp.streamable_http_app(streamable_http_path=MCP_PATH, stateless_http=True, host=host).routes:
+    # Host and Origin are checked once, for every route, by BrowserGuardMiddleware (its allow-lists are the
+    # operator's): the SDK's own loopback-only check is off, so that /mcp answers exactly what the others do.
+    own_check_off = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app_routes = mcp.streamable_http_app(
+        streamable_http_path=MCP_PATH, stateless_http=True, host=host, transport_security=own_check_off
+    ).routes
+    for route in app_routes:
         assert isinstance(route, Route), route  # no SDK auth routes: AuthMiddleware guards /mcp
-        app.router.routes.append(Route(route.path, endpoint=route.endpoint, methods=["POST"]))
+        app.router.routes.append(NamedRoute(route.path, endpoint=route.endpoint, methods=["POST"]))
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -203,8 +249,11 @@ def _add_error_handlers(app: FastAPI) -> None:
         path = request.url.path
         if message == "There was an error parsing the body":
             return native_response(path, 400, "invalid_json", "request body could not be parsed as JSON")
+        headers = dict(getattr(exc, "headers", None) or {})
+        if exc.status_code == 405:  # Starlette names the methods of the first route at the path only
+            headers["Allow"] = ", ".join(allowed_methods(request.app, request.scope))
         kind = STATUS_KIND.get(exc.status_code, "error")
-        return native_response(path, exc.status_code, kind, message, headers=getattr(exc, "headers", None))
+        return native_response(path, exc.status_code, kind, message, headers=headers)
 
     @app.exception_handler(Exception)
     async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
@@ -257,20 +306,17 @@ def run_server(settings: ServerSettings) -> None:
         log.warning(
             "listening on %s without an API key: anyone who can reach this port can read every session", settings.host
         )
-    options: dict[str, Any] = {
-        "host": settings.host,
-        "port": settings.port,
-        "log_level": "info",
-        "server_header": False,
-        "proxy_headers": False,
-        "timeout_keep_alive": 5,
-        "limit_concurrency": 512,
-        "access_log": False,
-    }
+    options = uvicorn_options(settings)
     if settings.workers == 1:
-        uvicorn.run(create_app(settings), **options)
+        server = uvicorn.Server(configure(uvicorn.Config(create_app(settings), **options), settings))
+        try:
+            server.run()
+        except KeyboardInterrupt:
+            pass
+        if not server.started:  # as uvicorn.run: the port was taken, or the app failed to start
+            raise SystemExit(3)
         return
     # Open (and migrate) the store once here, so that a bad --db is one line before any worker starts.
     open_store(settings.db, synchronous=settings.synchronous, pool_size=1, encryption_key=settings.db_key).close()
-    config = uvicorn.Config(WorkerApp(settings), workers=settings.workers, **options)
+    config = configure(uvicorn.Config(WorkerApp(settings), workers=settings.workers, **options), settings)
     Multiprocess(config, sockets=[config.bind_socket()]).run()

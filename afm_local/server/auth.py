@@ -24,6 +24,7 @@ import re
 import secrets
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass
 
 from ..core.errors import InvalidInput
@@ -81,6 +82,21 @@ class KeyRing:
             self._open = (is_open, now)
         return is_open
 
+    def resolve_known(self, token: bytes | None) -> Principal | None:
+        """The principal of the ``--api-key-env`` key or of a key verified in the last ``KEY_TTL_S``, without
+        reading the store (for an address that failed too often: its valid keys still work)."""
+        if not token:
+            return None
+        if self._env is not None and hmac.compare_digest(token, self._env):
+            return Principal(DEFAULT_TENANT, "env")
+        try:
+            presented = digest(token.decode("ascii"))
+        except UnicodeDecodeError:
+            return None
+        with self._lock:
+            known = self._known.get(presented)
+        return known[0] if known is not None and known[1] > time.monotonic() else None
+
     def resolve(self, token: bytes) -> Principal | None:
         """The principal of a presented key, or ``None``; blocking (a store read on a cache miss)."""
         if self._env is not None and hmac.compare_digest(token, self._env):
@@ -130,3 +146,36 @@ class RateLimiter:
         if len(self._buckets) > MAX_REMEMBERED:
             self._buckets.clear()
         return 0.0
+
+
+class FailureLimiter:
+    """Failed authentications per source address: after ``per_minute`` failures within a minute the address
+    gets 429s, before its key is even looked up, until the oldest failure is a minute old. Per process."""
+
+    WINDOW_S = 60.0
+
+    def __init__(self, per_minute: int) -> None:
+        self.per_minute = per_minute
+        self._failures: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def retry_after(self, source: str) -> float:
+        """0 when ``source`` may try a key now, else the seconds until it may."""
+        now = time.monotonic()
+        with self._lock:
+            times = self._failures.get(source)
+            if times is None:
+                return 0.0
+            while times and times[0] <= now - self.WINDOW_S:
+                times.popleft()
+            if not times:
+                del self._failures[source]
+                return 0.0
+            return times[0] + self.WINDOW_S - now if len(times) >= self.per_minute else 0.0
+
+    def failed(self, source: str) -> None:
+        with self._lock:
+            if len(self._failures) >= MAX_REMEMBERED and source not in self._failures:
+                self._failures.clear()
+            times = self._failures.setdefault(source, deque(maxlen=self.per_minute))
+            times.append(time.monotonic())

@@ -87,7 +87,9 @@ class MetricsMiddleware:
             await self.app(scope, receive, send_status)
         finally:
             route = scope.get("route")
-            label = getattr(route, "path", None) or ("rejected" if status[0] in (400, 401, 413, 429) else "unmatched")
+            label = getattr(route, "path", None) or (
+                "rejected" if status[0] in (400, 401, 403, 413, 415, 429) else "unmatched"
+            )
             elapsed = time.perf_counter() - start
             self.requests.labels(route=label, method=scope.get("method", ""), status=str(status[0])).inc()
             self.latency.labels(route=label).observe(elapsed)

@@ -1,8 +1,10 @@
-"""The ASGI layers in front of the app: body-size limit, API key and tenant, rate limit (request metrics
-and the access log: ``server.metrics``)."""
+"""The ASGI layers in front of the app: the browser guard (Host allow-list, Origin check, CORS only for the
+configured origins), body-size limit and JSON-only bodies, API key and tenant, failed-authentication and
+rate limits, per-tenant concurrency, request metrics and the access log."""
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from typing import Any
@@ -10,10 +12,13 @@ from typing import Any
 import anyio
 
 from ..core.errors import StoreError
-from .auth import OPEN, KeyRing, Principal, RateLimiter
+from .auth import OPEN, FailureLimiter, KeyRing, Principal, RateLimiter
 from .errors import send_error
 
+access_log = logging.getLogger("afm_local.access")
+
 DRAIN_LIMIT = 64 << 20  # an oversized body is read (and discarded) up to this, so the client sees the 413
+MAX_TENANT_LIMITERS = 10_000
 PUBLIC_PATHS = {"/healthz", "/"}  # "/" is the static inspector page: no data, it asks for the key itself
 
 
@@ -68,10 +73,14 @@ class BodyLimitMiddleware:
                 )
                 return
         if body and scope.get("method") in ("POST", "PUT", "PATCH"):
-            # Every body this API accepts is JSON: parse it as JSON whatever Content-Type says (curl -d
-            # sends form-encoded), so a client gets the JSON error it can act on.
-            headers = [(k, v) for k, v in scope.get("headers", []) if k != b"content-type"]
-            scope["headers"] = headers + [(b"content-type", b"application/json")]  # in place: outer layers read scope
+            # Every body this API accepts is JSON, and only a body that says so is read: a web page can send
+            # text/plain, form or multipart bodies to any address without asking, never application/json.
+            media_type = _header(scope, b"content-type").split(b";")[0].strip().lower()
+            if media_type != b"application/json" and not media_type.endswith(b"+json"):
+                shown = media_type.decode("latin-1")[:80] or "none"
+                message = f"request bodies are JSON: send Content-Type: application/json (got {shown})"
+                await send_error(send, scope, 415, "unsupported_media_type", message)
+                return
         delivered = False
 
         async def replay() -> dict[str, Any]:
@@ -97,24 +106,149 @@ class BodyLimitMiddleware:
         await send_error(send, scope, 413, "request_too_large", message, [(b"connection", b"close")])
 
 
+def _header(scope: dict[str, Any], name: bytes) -> bytes:
+    """The first value of header ``name`` (lower case), or ``b""``."""
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return bytes(value)
+    return b""
+
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+CORS_METHODS = b"GET, POST, DELETE"
+CORS_HEADERS = b"authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id"
+
+
+def allowed_host_names(bind_host: str, extra: tuple[str, ...]) -> frozenset[str] | None:
+    """The ``Host`` names a server bound to ``bind_host`` answers: the loopback names, the bind address
+    itself and ``extra``; ``None`` (any) when ``extra`` holds ``*`` or, with no ``extra``, the server is
+    bound to every address (0.0.0.0 or ::), whose names it cannot know."""
+    if "*" in extra or (not extra and bind_host in ("0.0.0.0", "::", "")):
+        return None
+    bind = f"[{bind_host}]" if ":" in bind_host else bind_host
+    return frozenset({*LOOPBACK_NAMES, bind.lower(), *extra})
+
+
+class BrowserGuardMiddleware:
+    """What keeps a web page from driving the server through its visitor's browser, on every route:
+
+    * ``Host`` must name this server (``allowed_host_names``, with this port when a port is given): a page
+      that rebinds its own name to 127.0.0.1 sends its own name, and gets 403.
+    * A request with an ``Origin`` (every cross-site ``fetch`` and form post has one) must come from this
+      server's own origin or one of ``origins``; a browser's ``Sec-Fetch-Site: cross-site`` without an
+      allowed origin is refused too (navigations to a page excepted): 403.
+    * CORS is off unless ``origins`` are configured: then those origins' preflights are answered and their
+      responses carry ``Access-Control-Allow-Origin``; nothing is ever answered with ``*``.
+
+    JSON-only bodies (a page can send ``text/plain`` without a preflight) are ``BodyLimitMiddleware``'s.
+    """
+
+    def __init__(self, app: Any, hosts: frozenset[str] | None, port: int, origins: tuple[str, ...]) -> None:
+        self.app, self.hosts, self.port, self.origins = app, hosts, str(port).encode(), frozenset(origins)
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host = _header(scope, b"host").lower()
+        if not self._host_allowed(host):
+            await send_error(send, scope, 403, "forbidden", "this server does not answer to that Host name")
+            return
+        origin = _header(scope, b"origin").lower().decode("latin-1")
+        same = origin in (f"http://{host.decode('latin-1')}", f"https://{host.decode('latin-1')}")
+        allowed = bool(origin) and (same or origin in self.origins)
+        if origin and not allowed:
+            await send_error(send, scope, 403, "forbidden", "requests from other web origins are not accepted")
+            return
+        site, mode = _header(scope, b"sec-fetch-site"), _header(scope, b"sec-fetch-mode")
+        navigation = mode == b"navigate" and scope.get("method") == "GET"
+        if site == b"cross-site" and not allowed and not navigation:
+            await send_error(send, scope, 403, "forbidden", "cross-site requests are not accepted")
+            return
+        if not (allowed and not same):
+            await self.app(scope, receive, send)
+            return
+        if scope.get("method") == "OPTIONS" and _header(scope, b"access-control-request-method"):
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 204,
+                    "headers": [
+                        *self._cors(origin),
+                        (b"access-control-allow-methods", CORS_METHODS),
+                        (b"access-control-allow-headers", CORS_HEADERS),
+                        (b"access-control-max-age", b"600"),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
+            return
+
+        async def with_cors(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *self._cors(origin)]}
+            await send(message)
+
+        await self.app(scope, receive, with_cors)
+
+    def _host_allowed(self, host: bytes) -> bool:
+        if self.hosts is None:
+            return True
+        name, port = host, b""
+        if host.startswith(b"["):  # [::1]:8765
+            end = host.find(b"]")
+            name, port = host[: end + 1], host[end + 2 :] if host[end + 1 : end + 2] == b":" else b""
+        elif b":" in host:
+            name, _, port = host.partition(b":")
+        return name.decode("latin-1") in self.hosts and port in (b"", self.port)
+
+    @staticmethod
+    def _cors(origin: str) -> list[tuple[bytes, bytes]]:
+        return [(b"access-control-allow-origin", origin.encode("latin-1")), (b"vary", b"Origin")]
+
+
 class AuthMiddleware:
     """``Authorization: Bearer <key>`` on every route but the public ones (``server.auth``): the request's
     ``Principal`` (tenant and key id) goes into ``scope["state"]["principal"]``, where the routes'
-    dependencies read it; then the key's rate limit."""
+    dependencies read it; then the key's rate limit, then the tenant's concurrency limit, held while the
+    request runs, so that a tenant's requests queue behind its own and never take every slot of the
+    process (an open server has one tenant only: no limit). An address whose keys failed too often within
+    a minute gets 429s before its key is looked up."""
 
-    def __init__(self, app: Any, keyring: KeyRing, limiter: RateLimiter) -> None:
+    def __init__(
+        self,
+        app: Any,
+        keyring: KeyRing,
+        limiter: RateLimiter,
+        failures: FailureLimiter | None = None,
+        tenant_concurrency: int | None = None,
+    ) -> None:
         self.app, self.keyring, self.limiter = app, keyring, limiter
+        self.failures, self.tenant_concurrency = failures, tenant_concurrency
+        self._tenants: dict[str, anyio.CapacityLimiter] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         if scope["type"] != "http" or scope.get("path") in PUBLIC_PATHS:
             await self.app(scope, receive, send)
             return
-        try:
-            principal = await anyio.to_thread.run_sync(self._principal, _bearer(scope))
-        except StoreError as exc:  # the keys could not be read: nothing is served, as for any store failure
-            await send_error(send, scope, 503, "storage_unavailable", str(exc))
-            return
+        source = (scope.get("client") or ("-",))[0]
+        wait = self.failures.retry_after(source) if self.failures is not None else 0.0
+        if wait > 0:  # no store lookup for this address: only a key already verified still works
+            principal = self.keyring.resolve_known(_bearer(scope))
+            if principal is None:
+                message = f"too many failed authentications from this address; retry in {math.ceil(wait)} s"
+                retry = [(b"retry-after", str(math.ceil(wait)).encode())]
+                await send_error(send, scope, 429, "rate_limited", message, retry)
+                return
+        else:
+            try:
+                principal = await anyio.to_thread.run_sync(self._principal, _bearer(scope))
+            except StoreError as exc:  # the keys could not be read: nothing is served, as for any store failure
+                await send_error(send, scope, 503, "storage_unavailable", str(exc))
+                return
         if principal is None:
+            if self.failures is not None:
+                self.failures.failed(source)
             message = "missing or wrong API key (Authorization: Bearer <key>)"
             await send_error(send, scope, 401, "unauthorized", message, [(b"www-authenticate", b"Bearer")])
             return
@@ -125,7 +259,20 @@ class AuthMiddleware:
             retry = [(b"retry-after", str(math.ceil(wait)).encode())]
             await send_error(send, scope, 429, "rate_limited", message, retry)
             return
-        await self.app(scope, receive, send)
+        if self.tenant_concurrency is None or principal is OPEN:
+            await self.app(scope, receive, send)
+            return
+        async with self._tenant_limiter(principal.tenant):
+            await self.app(scope, receive, send)
+
+    def _tenant_limiter(self, tenant: str) -> anyio.CapacityLimiter:
+        limiter = self._tenants.get(tenant)
+        if limiter is None:
+            if len(self._tenants) >= MAX_TENANT_LIMITERS:  # forget the idle ones
+                self._tenants = {t: lim for t, lim in self._tenants.items() if lim.borrowed_tokens}
+            assert self.tenant_concurrency is not None
+            limiter = self._tenants[tenant] = anyio.CapacityLimiter(self.tenant_concurrency)
+        return limiter
 
     def _principal(self, token: bytes | None) -> Principal | None:
         """The key's principal; with no valid key, the open default when the server has no key at all."""

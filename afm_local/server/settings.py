@@ -50,6 +50,20 @@ class ServerSettings:
     model_path: Path | None = None  # built-in answerer; default: the manifest's qwen2.5-coder GGUF
     n_ctx: int = BUILTIN_N_CTX
     upstream_timeout_s: float = 600.0
+    # Browsers (server.middleware.BrowserGuardMiddleware): Host names accepted besides the loopback names and
+    # the bind address ("*": any), and the web origins whose pages may call the API (CORS answered for them).
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    # Connections (uvicorn): a request's headers must arrive within header_timeout_s of the connection opening
+    # or of the previous response; an idle keep-alive connection closes after keep_alive_s; past
+    # max_connections open connections (or requests in flight) every request is answered 503.
+    header_timeout_s: float = 10.0
+    keep_alive_s: float = 5.0
+    max_connections: int = 512
+    # Fairness: requests of one tenant in flight at once (the others queue behind them); None: one less than
+    # ``concurrency`` (at least 1), so that another tenant always finds a slot. Not applied to an open server.
+    tenant_concurrency: int | None = None
+    auth_failures_per_minute: int = 30  # wrong or missing keys from one address a minute before it gets 429s
     otel: bool = False  # OpenTelemetry spans of every ingest and build (afm_local.integrations.otel, the otel extra)
     config: AFMConfig = field(default_factory=AFMConfig)
     components: Components | None = None
@@ -71,6 +85,16 @@ class ServerSettings:
             raise InvalidInput("the API key is empty")
         if self.db_key is not None and isinstance(self.db, str):
             raise InvalidInput("--db-key-env encrypts the SQLite store; see docs/server.md for PostgreSQL")
+        self.allowed_hosts = tuple(h.strip().lower() for h in self.allowed_hosts if h.strip())
+        self.allowed_origins = tuple(_origin(o) for o in self.allowed_origins if o.strip())
+        if self.tenant_concurrency is None:
+            self.tenant_concurrency = max(1, self.concurrency - 1)
+        if not isinstance(self.tenant_concurrency, int) or self.tenant_concurrency < 1:
+            raise InvalidInput("tenant concurrency must be a positive integer")
+        if self.header_timeout_s <= 0 or self.keep_alive_s <= 0 or self.max_connections < 1:
+            raise InvalidInput("header timeout, keep-alive and connection limit must be positive")
+        if self.auth_failures_per_minute < 1:
+            raise InvalidInput("--auth-failures-per-minute must be a positive integer")
         if self.rate_limit < 0 or self.rate_burst < 1:
             raise InvalidInput("rate limit must be 0 (none) or positive, with a burst of at least 1")
         for name in ("quota_sessions", "quota_messages", "quota_bytes"):
@@ -98,3 +122,11 @@ def _base_url(url: str | None, name: str) -> str | None:
         raise InvalidInput(f"{name} must be an http(s) URL, got {url!r}")
     url = url.rstrip("/")
     return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+def _origin(origin: str) -> str:
+    """A web origin as browsers send it (``scheme://host[:port]``, lower case, no path), checked."""
+    parts = urlsplit(origin.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
+        raise InvalidInput(f"an allowed origin is scheme://host[:port], got {origin!r}")
+    return f"{parts.scheme}://{parts.netloc}".lower()

@@ -31,6 +31,11 @@ Connections
     and never closed; with SQLCipher every opening derives the key anew (256,000 PBKDF2 rounds, about
     0.2 s of CPU, seconds on a busy machine).
 
+Files
+    The database file is created 0600 (only its owner reads or writes it), SQLite gives its ``-wal`` and
+    ``-shm`` the same mode, a recovered copy is made 0600 too, and an existing file that other users
+    could read is narrowed to its owner when the store opens.
+
 Erasure
     ``secure_delete`` is on: SQLite overwrites deleted cells and freed pages with zeros. A deleted row
     still has its old pages in the WAL until a checkpoint copies the zeroed pages back and truncates
@@ -76,6 +81,33 @@ POOL_WAIT_S = 30.0  # how long a transaction waits for a free connection (as lon
 UNAVAILABLE = {SQLITE_PERM, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_CANTOPEN}
 
 
+def _create_private(path: Path) -> None:
+    """An empty file at ``path`` that only its owner may read and write (0600), unless one is there."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StoreUnavailable(f"cannot create {path}: {exc.strerror}") from None
+
+
+def _private_files(path: Path) -> None:
+    """The database file created 0600 (SQLite gives its ``-wal`` and ``-shm`` the database file's mode), and
+    the group and other bits taken off the three files where they exist already."""
+    _create_private(path)
+    for suffix in FILES:
+        file = path.with_name(path.name + suffix)
+        try:
+            mode = file.stat().st_mode & 0o777
+            if mode & 0o077:
+                os.chmod(file, mode & 0o700)
+                log.info("%s was readable by other users (mode %o); it is now %o", file, mode, mode & 0o700)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot make {file} private: {exc.strerror}") from None
+
+
 class SQLiteStore(SQLStore):
     """Sessions, messages and artifacts in one SQLite file; safe to share between threads."""
 
@@ -109,6 +141,7 @@ class SQLiteStore(SQLStore):
             raise StoreUnavailable(f"cannot create the folder of {self.path}: {exc.strerror}") from None
         if self.path.is_dir():
             raise StoreError(f"{self.path} is a folder, not a database file")
+        _private_files(self.path)
         self._fill_pool(max(1, pool_size))
         try:
             self.store_id = self._migrate()
@@ -279,6 +312,7 @@ class SQLiteStore(SQLStore):
         )
         target = self.path.with_name(f"{self.path.name}.recovered-{int(time.time())}")
         try:
+            _create_private(target)  # VACUUM INTO writes into an empty file, keeping its mode
             with self._connection() as conn, self._write_lock:
                 conn.execute("VACUUM INTO ?", (str(target),))
         except self._driver.Error as exc:
