@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pydantic import ValidationError
 
 from .core.config import CALL_OPTIONS, AFMConfig, check_budget
-from .core.errors import AFMError, InvalidInput
+from .core.errors import AFMError, InvalidInput, missing_extra
 from .core.turns import Turn, as_turn
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     try:
         from .server.mcp import run_stdio
     except ImportError as exc:
-        if (exc.name or "").split(".")[0] != "mcp":
+        if not missing_extra(exc, "mcp"):
             raise
         raise UsageError("afm-local mcp needs the MCP SDK: pip install 'afm-local[mcp]'") from None
     from .server import ServerSettings
@@ -341,7 +341,7 @@ def _add_keys(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     k.add_argument("action", choices=["create", "list", "revoke"])
     k.add_argument("--tenant", help="the tenant (a-z 0-9 _ . -; 'default' is --api-key-env's tenant)")
     k.add_argument("--key-id", default=None, help="revoke only this key (default: every key of the tenant)")
-    k.add_argument("--db", default=os.environ.get("AFM_DB") or str(ServerSettings().db), help="as for serve")
+    k.add_argument("--db", default=str(ServerSettings().db), help="as for serve")
     k.add_argument("--db-key-env", default=None, help="as for serve: the encrypted store's key")
     _refuse_keys(k, "--db-key")
     k.set_defaults(func=_cmd_keys)
@@ -390,7 +390,7 @@ def _add_classify_and_models(sub: argparse._SubParsersAction[argparse.ArgumentPa
 
 def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Every flag defaults to "not given", so that ``server_settings`` leaves it to ``ServerSettings``."""
-    from .server.settings import SYNCHRONOUS, ServerSettings
+    from .server.settings import DEFAULT_DB, SYNCHRONOUS, ServerSettings
 
     s = sub.add_parser(
         "serve",
@@ -404,9 +404,8 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     s.add_argument("--port", type=int, help=f"port (default {d.port})")
     s.add_argument(
         "--db",
-        default=os.environ.get("AFM_DB") or argparse.SUPPRESS,
         help=f"SQLite database path, or postgresql://USER@HOST/DB shared by several workers "
-        f"(default $AFM_DB, else {d.db}; keep a password out of the command line, where ps "
+        f"(default $AFM_DB, else {DEFAULT_DB}; keep a password out of the command line, where ps "
         "shows it: PGPASSWORD, ~/.pgpass or $AFM_DB)",
     )
     _add_serve_access(s, d)
@@ -503,6 +502,12 @@ def _add_serve_access(s: argparse.ArgumentParser, d: ServerSettings) -> None:
         type=int,
         help=f"wrong keys from one address a minute before it gets 429s (default {d.auth_failures_per_minute})",
     )
+    s.add_argument(
+        "--max-body-bytes",
+        type=int,
+        help=f"largest request body, base64 images and tool results included (default {d.max_body_bytes:,}; "
+        "larger: 413)",
+    )
     for what in ("sessions", "messages", "bytes"):
         default = getattr(d, f"quota_{what}")
         s.add_argument(
@@ -518,7 +523,7 @@ def _add_mcp(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     m.add_argument(
         "--db",
-        default=os.environ.get("AFM_DB") or str(ServerSettings().db),
+        default=str(ServerSettings().db),
         help="the session store, as for serve (default $AFM_DB, else afm-local.db)",
     )
     m.add_argument("--db-key-env", default=None, help="as for serve: the encrypted store's key")

@@ -67,3 +67,9 @@ class UnknownSession(AFMError, KeyError):
 
 class QuotaExceeded(AFMError):
     """A tenant's quota (sessions, messages or bytes stored) would be exceeded; nothing was written."""
+
+
+def missing_extra(exc: ImportError, *packages: str) -> bool:
+    """Whether ``exc`` says one of ``packages`` (an optional extra's) is not installed, rather than that
+    something inside them failed to import."""
+    return (exc.name or "").split(".")[0] in packages

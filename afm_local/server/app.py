@@ -37,6 +37,7 @@ from ..core.errors import (
     StoreUnavailable,
     UnknownSession,
     UnsupportedAttachment,
+    missing_extra,
 )
 from ..local import local_components
 from .auth import FailureLimiter
@@ -159,7 +160,7 @@ def _mcp_server(state: AppState) -> MCPServer | None:
     try:
         from .mcp import http_scope, mcp_server
     except ImportError as exc:
-        if (exc.name or "").split(".")[0] != "mcp":
+        if not missing_extra(exc, "mcp"):
             raise
         log.info("no %s endpoint: the MCP SDK is not installed (pip install 'afm-local[mcp]')", MCP_PATH)
         return None

@@ -4,6 +4,7 @@ the engine config. Every default of ``afm-local serve`` is a default here; the c
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,6 +18,7 @@ from .store.url import is_postgres_url
 
 MAX_BODY_BYTES = 16 << 20  # 16 MiB: a message's images arrive as base64 (AFMConfig.max_attachment_bytes, 10 MiB)
 BUILTIN_N_CTX = 2048  # the built-in answerer's window
+DEFAULT_DB = Path("afm-local.db")  # a SQLite file, or a postgresql:// URL shared by several workers
 
 SYNCHRONOUS = ("NORMAL", "FULL", "EXTRA")  # SQLite's durability levels that afm-local accepts
 
@@ -28,7 +30,7 @@ class ServerSettings:
     host: str = "127.0.0.1"
     port: int = 8765
     workers: int = 1  # processes sharing the port (uvicorn's supervisor); more than one wants PostgreSQL
-    db: Path | str = Path("afm-local.db")  # a SQLite file, or a postgresql:// URL shared by several workers
+    db: Path | str = field(default_factory=lambda: os.environ.get("AFM_DB") or DEFAULT_DB)  # $AFM_DB, else the file
     upstream: str | None = None  # OpenAI-compatible: /v1/chat/completions and /v1/responses are forwarded there
     anthropic_upstream: str | None = None  # /v1/messages is forwarded there (default: the upstream)
     api_key: str | None = None  # --api-key-env's key: the one-tenant default (tenant "default")
@@ -76,6 +78,8 @@ class ServerSettings:
             raise InvalidInput(f"synchronous must be one of {', '.join(SYNCHRONOUS)}")
         if not isinstance(self.concurrency, int) or self.concurrency < 1:
             raise InvalidInput("concurrency must be a positive integer")
+        if not isinstance(self.max_body_bytes, int) or self.max_body_bytes < 1:
+            raise InvalidInput("--max-body-bytes must be a positive integer")
         if not isinstance(self.workers, int) or self.workers < 1:
             raise InvalidInput("workers must be a positive integer")
         check_budget(self.budget, MAX_BUDGET, "budget")

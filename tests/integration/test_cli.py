@@ -66,7 +66,8 @@ def test_missing_models_name_the_install_command(tmp_path):
 def test_models_verify_detects_corruption(tmp_path):
     (tmp_path / "manifest.json").write_text((ROOT / "models" / "manifest.json").read_text())
     shutil.copytree(ROOT / "models" / "tiktoken", tmp_path / "tiktoken")
-    victim = next(p for p in (tmp_path / "tiktoken").iterdir() if "." not in p.name)  # a vocabulary, not its table
+    manifest = json.loads((ROOT / "models" / "manifest.json").read_text())
+    victim = tmp_path / manifest["models"]["tiktoken"]["files"][0]["path"]  # a vocabulary the manifest pins
     victim.write_bytes(victim.read_bytes()[:-10])
     out = afm("models", "verify", "tiktoken", env={"AFM_MODELS_DIR": str(tmp_path)})
     assert out.returncode == 2 and "afm-local models install tiktoken" in out.stderr

@@ -12,7 +12,10 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
+import tempfile
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from tests.support.real import ROOT
@@ -120,15 +123,27 @@ def _anthropic_blocks(content: str | list[dict[str, Any]] | None) -> list[dict[s
 
 # ------------------------------------------------------------------------------------------ counting
 
+O200K_CACHE_NAME = "fb374d419588a4632f3f557e76b4b70aebbca790"  # sha1 of the vocabulary's official URL
 PER_MESSAGE, REPLY, PER_CALL = 3, 3, 3  # the cookbook's framing a message, its reply priming; a call's framing
 
 
 @cache
 def _encoding() -> Any:
-    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT / "models" / "tiktoken"))
+    """tiktoken's own o200k_base, from a copy of the vocabulary in a cache folder of its own (tiktoken may write
+    there), found as tiktoken finds a cache entry (``TIKTOKEN_CACHE_DIR``), set only while it loads."""
     import tiktoken
 
-    return tiktoken.get_encoding("o200k_base")
+    folder = Path(tempfile.mkdtemp(prefix="afm-tiktoken-"))
+    shutil.copy(ROOT / "models" / "tiktoken" / O200K_CACHE_NAME, folder / O200K_CACHE_NAME)
+    before = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+    try:
+        return tiktoken.get_encoding("o200k_base")
+    finally:
+        if before is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = before
 
 
 def tokens(text: str) -> int:

@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from ...core.errors import InvalidInput, StoreError
+from ...core.errors import InvalidInput, StoreError, missing_extra
 from .base import DEFAULT_TENANT, SESSION_ID_RE, new_session_id, valid_session_id, valid_tenant
 from .keys import KeyTable, StoredKey
 from .sqlite import SQLiteStore
@@ -81,7 +81,7 @@ def open_store(
     try:
         from .postgres import PostgresStore
     except ImportError as exc:
-        if (exc.name or "psycopg").split(".")[0] not in ("psycopg", "psycopg_pool"):
+        if not (missing_extra(exc, "psycopg", "psycopg_pool") or exc.name is None):  # None: psycopg's own libpq check
             raise
         raise StoreError(
             f"--db {redact_url(str(db))} needs PostgreSQL support, which is not installed: "

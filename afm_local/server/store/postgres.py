@@ -167,10 +167,7 @@ class PostgresStore(SQLStore):
                 else:  # reads outside any tenant, and single-statement writes that commit on their own
                     yield _PgExecutor(conn)
         except (psycopg.Error, PoolTimeout) as exc:
-            translated = self._translate(exc)
-            if translated is None:
-                raise
-            raise translated from exc
+            self._raise_translated(exc)
 
     def _settings(self, durable: bool, tenant: str | None) -> list[tuple[str, str]]:
         """The transaction-local settings one transaction needs, set in one round trip."""

@@ -26,9 +26,9 @@ import secrets
 import time
 from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
-from ...core.errors import StoreError
+from ...core.errors import StoreError, UnknownSession
 from .base import Executor
 from .keys import KeyTable
 from .schema import MIGRATIONS, MIGRATIONS_TABLE, TYPES
@@ -52,6 +52,17 @@ class SQLStore(ABC):
         security admits only its rows, and none without it. Driver errors leave as ``StoreError``
         classes; a foreign key that no longer holds (the session was erased meanwhile) as
         ``UnknownSession``."""
+
+    @abstractmethod
+    def _translate(self, exc: Exception) -> StoreError | UnknownSession | None:
+        """The ``AFMError`` a driver error stands for, or ``None`` when it is not a known one (a bug)."""
+
+    def _raise_translated(self, exc: Exception) -> NoReturn:
+        """Raise the ``AFMError`` a driver error stands for (``_translate``), else the driver error itself."""
+        translated = self._translate(exc)
+        if translated is None:
+            raise exc
+        raise translated from exc
 
     @abstractmethod
     def check(self) -> None:

@@ -160,10 +160,7 @@ class SQLiteStore(SQLStore):
                 self._pool.put(conn)
         except self._driver.Error as exc:
             self.close()
-            translated = self._translate(exc)
-            if translated is None:
-                raise
-            raise translated from exc
+            self._raise_translated(exc)
         except BaseException:
             self.close()
             raise
@@ -228,10 +225,7 @@ class SQLiteStore(SQLStore):
                             pass
                     raise
         except self._driver.Error as exc:
-            translated = self._translate(exc)
-            if translated is None:
-                raise
-            raise translated from exc
+            self._raise_translated(exc)
         if write:
             self._verify_file()  # committed to the file at self.path, or not acknowledged
 
