@@ -22,6 +22,7 @@ Acknowledgement
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from abc import ABC, abstractmethod
@@ -33,6 +34,8 @@ from .base import Executor
 from .keys import KeyTable
 from .schema import MIGRATIONS, MIGRATIONS_TABLE, TYPES
 from .tenant import Quota, TenantStore
+
+log = logging.getLogger("afm_local.server")
 
 
 class SQLStore(ABC):
@@ -111,8 +114,23 @@ class SQLStore(ABC):
     # ------------------------------------------------------------------ tenants and keys
 
     def tenant(self, tenant_id: str, quota: Quota | None = None) -> TenantStore:
-        """The store as one tenant sees it: every statement scoped to ``tenant_id`` (store/tenant.py)."""
-        return TenantStore(self, tenant_id, quota or Quota())
+        """The store as one tenant sees it: every statement scoped to ``tenant_id`` (store/tenant.py). The
+        first time a process opens a tenant, its orphaned file artifacts are swept (``sweep_orphans``: the
+        start-up repair of writes refused or cut short after their artifacts were made)."""
+        view = TenantStore(self, tenant_id, quota or Quota())
+        swept_tenants = self.__dict__.setdefault("_swept", set())
+        if tenant_id not in swept_tenants:
+            try:
+                swept = view.sweep_orphans()
+            except StoreError as exc:  # tried again at the tenant's next request; the request itself decides
+                log.warning("could not sweep the orphaned artifacts of tenant %s: %s", tenant_id, exc)
+                return view
+            swept_tenants.add(tenant_id)
+            if swept:
+                log.info(
+                    "removed %d orphaned file artifacts of tenant %s (refused or interrupted writes)", swept, tenant_id
+                )
+        return view
 
     @property
     def keys(self) -> KeyTable:

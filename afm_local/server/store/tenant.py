@@ -34,6 +34,16 @@ from ...core.parts import Attachment
 from ...core.turns import Turn, as_turn
 from .base import Executor, Transactions, new_session_id, valid_session_id
 
+ARTIFACT_OWN = "SELECT blob FROM artifacts WHERE tenant_id = ? AND session_id = ? AND kind = ? AND key = ?"
+ARTIFACT_OWNER = "SELECT session_id FROM artifacts WHERE tenant_id = ? AND kind = ? AND key = ? LIMIT 1"
+# engine.cache's kinds keyed by a file's sha256 (the key's last 64 characters, after its component's name)
+FILE_ARTIFACTS = ("media", "ocr", "document_text", "pages", "thumbnail")
+SWEEP_ORPHANS = (
+    "DELETE FROM artifacts WHERE tenant_id = ? AND kind IN ({}) AND NOT EXISTS ("
+    "SELECT 1 FROM message_attachments ma WHERE ma.tenant_id = artifacts.tenant_id "
+    "AND ma.session_id = artifacts.session_id AND ma.sha256 = SUBSTR(artifacts.key, LENGTH(artifacts.key) - 63))"
+).format(", ".join(f"'{kind}'" for kind in FILE_ARTIFACTS))
+
 
 @dataclass(frozen=True, slots=True)
 class Quota:
@@ -232,18 +242,26 @@ class TenantStore:
     # ------------------------------------------------------------------ artifacts
 
     def load_artifact(self, session_id: str, kind: str, key: str) -> bytes | None:
-        """The session's artifact, else a copy of the same artifact from another of the tenant's sessions."""
+        """The session's artifact, else a copy of the same artifact from another of the tenant's sessions.
+        Two indexed lookups (``ARTIFACT_OWN``: the primary key; ``ARTIFACT_OWNER``: ``artifacts_by_key``,
+        covering), never a scan of the tenant's artifacts."""
         with self._tx(write=False) as db:
-            row = db.execute(
-                "SELECT blob, session_id FROM artifacts WHERE tenant_id = ? AND kind = ? AND key = ? "
-                "ORDER BY CASE WHEN session_id = ? THEN 0 ELSE 1 END LIMIT 1",
-                (self.tenant, kind, key, session_id),
-            ).fetchone()
+            row = db.execute(ARTIFACT_OWN, (self.tenant, session_id, kind, key)).fetchone()
+            if row is not None:
+                return bytes(row[0])
+            owner = db.execute(ARTIFACT_OWNER, (self.tenant, kind, key)).fetchone()
+            row = db.execute(ARTIFACT_OWN, (self.tenant, owner[0], kind, key)).fetchone() if owner else None
         if row is None:
             return None
-        if row[1] != session_id:
-            self.save_artifact(session_id, kind, key, bytes(row[0]))
+        self.save_artifact(session_id, kind, key, bytes(row[0]))
         return bytes(row[0])
+
+    def sweep_orphans(self) -> int:
+        """Delete the artifacts derived from a file that no message of their session sends (the OCR text,
+        document text, pages, thumbnail and type of a file whose message was refused, or lost in a crash,
+        after they were made); returns how many. Derived data only: a file sent again reads them anew."""
+        with self._tx(write=True) as db:
+            return int(db.execute(SWEEP_ORPHANS, (self.tenant,)).rowcount or 0)
 
     def save_artifact(self, session_id: str, kind: str, key: str, data: bytes) -> None:
         # Not durable on its own: an artifact is derived data, and the message row that needs it commits

@@ -1,0 +1,83 @@
+"""The store stays consistent: artifact lookups are indexed (the query plans, on a real SQLite file), and
+what a refused write derived from its file does not outlive it (a real server, restarted)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import sqlite3
+import time
+
+import httpx
+import pytest
+
+from afm_local.server.store import open_store
+from afm_local.server.store.tenant import ARTIFACT_OWN, ARTIFACT_OWNER
+from tests.server.test_server import is_error
+from tests.support.real import installed
+from tests.support.stores import query
+
+
+def plan(db: str, sql: str, params: tuple) -> str:
+    with sqlite3.connect(db) as conn:
+        return " | ".join(row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + sql, params))
+
+
+def test_artifact_lookups_use_the_primary_key_and_artifacts_by_key(tmp_path):
+    db = str(tmp_path / "plan.db")
+    store = open_store(db, pool_size=1)
+    try:
+        tenant = store.tenant("t")
+        owner, other = tenant.create_session()["id"], tenant.create_session()["id"]
+        for n in range(3000):  # enough rows that a scan of the tenant's artifacts would be the slow path
+            tenant.save_artifact(owner, "embedding", f"e5:{n:064x}", b"x" * 64)
+        own = plan(db, ARTIFACT_OWN, ("t", owner, "embedding", "e5:1"))
+        assert "USING PRIMARY KEY (tenant_id=? AND session_id=? AND kind=? AND key=?)" in own, own
+        shared = plan(db, ARTIFACT_OWNER, ("t", "embedding", "e5:1"))
+        assert "COVERING INDEX artifacts_by_key (tenant_id=? AND kind=? AND key=?)" in shared, shared
+        # what the lookups do: the session's own row, else a copy of another session's, else nothing
+        assert tenant.load_artifact(owner, "embedding", f"e5:{7:064x}") == b"x" * 64
+        start = time.perf_counter()
+        for n in range(200):
+            assert tenant.load_artifact(other, "embedding", f"missing:{n}") is None
+        miss_ms = (time.perf_counter() - start) / 200 * 1000
+        assert tenant.load_artifact(other, "embedding", f"e5:{7:064x}") == b"x" * 64
+        assert query(db, "SELECT COUNT(*) FROM artifacts WHERE session_id = ?", (other,)) == [(1,)]  # copied
+        print(f"\n  an artifact miss among 3,000 rows: {miss_ms:.3f} ms")
+        assert miss_ms < 50  # generous; a scan made it grow with the tenant's artifacts
+    finally:
+        store.close()
+
+
+def text_file(text: str, name: str) -> dict:
+    encoded = base64.b64encode(text.encode()).decode()
+    return {"type": "file", "file": {"filename": name, "file_data": f"data:text/plain;base64,{encoded}"}}
+
+
+def artifacts_of(db: str, data: str) -> int:
+    digest = hashlib.sha256(data.encode()).hexdigest()
+    return query(db, "SELECT COUNT(*) FROM artifacts WHERE key LIKE ?", (f"%:{digest}",))[0][0]
+
+
+@pytest.mark.skipif(not installed("multilingual-e5-small"), reason="run `afm-local models install`")
+def test_what_a_refused_write_derived_from_its_file_is_swept_at_start_up(spawn_server, tmp_path):
+    db = str(tmp_path / "orphans.db")
+    args = ("--db", db, "--no-abstractive", "--quota-bytes", "3000")
+    kept = "The deposit is due on 3 March. " * 40  # 1,240 bytes
+    refused = "The hotel in Kyoto allows no pets. " * 55  # 1,925 bytes: past the quota with the first
+    srv = spawn_server(*args, name="orphans")
+    with httpx.Client(base_url=srv.url, timeout=120, trust_env=False) as client:
+        sid = client.post("/v1/sessions").json()["id"]
+        r = client.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": [text_file(kept, "a.txt")]})
+        assert r.status_code == 201, r.text
+        r = client.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": [text_file(refused, "b.txt")]})
+        is_error(r, 413)
+    assert artifacts_of(db, kept) > 0
+    assert artifacts_of(db, refused) > 0  # made before the quota refused the row: what the repair is for
+    srv.stop()
+    srv = spawn_server(*args, name="orphans-again")
+    with httpx.Client(base_url=srv.url, timeout=120, trust_env=False) as client:
+        assert len(client.get(f"/v1/sessions/{sid}").json()["messages"]) == 1
+    assert artifacts_of(db, refused) == 0
+    assert artifacts_of(db, kept) > 0  # what a stored message sends is kept
+    assert "orphaned file artifacts" in srv.log()
