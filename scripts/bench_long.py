@@ -21,11 +21,18 @@ Strategies at every budget: ``afm`` (``AFMConfig()``, with ``--config`` override
 (``AFMConfig.paper()``), ``afm_previous`` (the default before the relevance scoring: the paper's formula
 with a similarity floor of 0.8, query-independent summaries, one placeholder per message), and the
 retrievers that send whole messages best first: ``topk`` (the engine's embedder, the query embedded as a
-query), ``bm25`` (bm25s, Snowball-stemmed terms), ``hybrid`` (reciprocal-rank fusion of the two, k=60), and
-``recency`` (the newest messages that fit). Reported per question: the share of its evidence that reaches
-the model Full or Compressed (*retained*), whether all of it does, the share sent Full; for constraints and
-preferences whether their exact text is sent (*verbatim*); refusals, tokens and build time. Writes
-docs/benchmarks/<out>.md, <out>_results.json and <out>_retention.png.
+query), ``topk_minilm`` (all-MiniLM-L6-v2, the retriever many users set up first, whatever ``--embedder``
+says), ``bm25`` (bm25s, Snowball-stemmed terms), ``hybrid`` (reciprocal-rank fusion of e5 top-k and BM25,
+k=60), and ``recency`` (the newest messages that fit).
+
+**The headline measure of ``real`` is what reaches the model**: for each question whose gold answer (the
+annotators' short answer) is words of its evidence turns, its *answer words* are the answer's content words,
+stemmed as ``scripts.common.content_stems``, less the question's (and the preamble's); the share of them found
+in the text sent (*answer words sent*), and whether all of them are (*whole answer sent*). An excerpt that cut
+the answer away counts as evidence retained but not as the answer sent. Also reported per question: the share
+of its evidence that reaches the model Full or Compressed (*retained*, a diagnostic), whether all of it does,
+the share sent Full; for constraints and preferences whether their exact text is sent (*verbatim*); refusals,
+tokens and build time. Writes docs/benchmarks/<out>.md, <out>_results.json and <out>_retention.png.
 """
 
 from __future__ import annotations
@@ -43,7 +50,8 @@ import numpy as np
 
 from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_manager
 from afm_local.core.baselines import BaselineContext, naive_replay, top_k_similarity
-from afm_local.core.protocols import Components
+from afm_local.core.protocols import Components, Embedder
+from afm_local.engine.cache import content_hash
 from afm_local.text.lexical import terms
 from scripts import relevance_sets
 from scripts.common import OUT_DIR, WORD, content_stems, distinctive, stem
@@ -187,7 +195,8 @@ CONSTRAINTS = [
     ),
 ]
 MIX = {"topical_chat": 0.45, "multiwoz22": 0.2, "sgd": 0.15, "casino": 0.15, "oasst_en100": 0.05}
-STRATEGIES = ("afm", "afm_paper", "afm_previous", "topk", "bm25", "hybrid", "recency")
+STRATEGIES = ("afm", "afm_paper", "afm_previous", "topk", "topk_minilm", "bm25", "hybrid", "recency")
+BASELINE_EMBEDDER = "minilm-l6-v2"  # the retriever many users set up first: all-MiniLM-L6-v2, whole messages
 BUDGETS = {
     "real": (1000, 2000, 4000),
     "realprefs": (500, 1000, 2000),
@@ -215,6 +224,7 @@ class Probe:
     question: str
     keys: list[str] = field(default_factory=list)
     verbatim: bool = False  # a constraint or preference: its exact text must reach the model
+    answer: set[str] = field(default_factory=set)  # real: the gold answer's words that the evidence holds
 
 
 @dataclass
@@ -250,9 +260,20 @@ def real_conversations(split: str, echo: bool = False) -> list[Conversation]:
                 rare = distinctive(first, df, len(turns))
                 words = sorted({w for w in WORD.findall(first) if stem(w) in rare})
                 question = question.rstrip("?") + " " + " ".join(rng.sample(words, min(2, len(words)))) + "?"
-            probes.append(Probe(q["type"], [where[e] for e in q["evidence"]], question))
+            evidence = [where[e] for e in q["evidence"]]
+            words = answer_words(q["answer"], q["question"], [turns[i].text for i in evidence])
+            probes.append(Probe(q["type"], evidence, question, answer=words))
         out.append(Conversation([{"role": t.role, "content": t.text} for t in turns], probes, "real"))
     return out
+
+
+def answer_words(answer: str, question: str, evidence: list[str]) -> set[str]:
+    """The words a question's gold answer needs from its evidence: the answer's content words (stemmed as
+    ``scripts.common.content_stems``) less the question's; empty, so the question is not counted, unless the
+    evidence holds every one of them (the answer is words of the evidence turns, not the annotator's gloss)."""
+    words = content_stems(answer) - content_stems(question) - content_stems(PREAMBLE)
+    held = set().union(*(content_stems(text) for text in evidence)) if evidence else set()
+    return words if words and words <= held else set()
 
 
 def real_preference_items(split: str) -> list[Conversation]:
@@ -309,10 +330,15 @@ class Subjects:
     managers: dict[str, FocusManager]
     components: Components
     lexical: Callable[[str], np.ndarray]
+    minilm: Callable[[str], np.ndarray] | None = None  # topk_minilm: each message's cosine to the query
 
 
 def subjects(
-    conv: Conversation, components: Components, configs: dict[str, AFMConfig], cache: ArtifactCache
+    conv: Conversation,
+    components: Components,
+    configs: dict[str, AFMConfig],
+    cache: ArtifactCache,
+    minilm: Embedder | None = None,
 ) -> Subjects:
     import bm25s
 
@@ -320,6 +346,22 @@ def subjects(
     for name, cfg in configs.items():
         managers[name] = FocusManager(cfg, components=components, cache=cache)
         managers[name].add_messages(conv.messages)
+    dense_minilm = None
+    if minilm is not None:
+        model = minilm
+        hashes = [content_hash(m["content"]) for m in conv.messages]
+        found = [cache.embeddings.get(model.name, h) for h in hashes]
+        todo = [i for i, v in enumerate(found) if v is None]
+        for start in range(0, len(todo), 32):
+            batch = todo[start : start + 32]
+            for i, vector in zip(batch, model.embed([conv.messages[i]["content"] for i in batch], "passage")):
+                cache.embeddings.put(model.name, hashes[i], vector)
+                found[i] = vector
+        vectors = np.vstack(found)
+
+        def dense_minilm(query: str) -> np.ndarray:
+            return vectors @ model.embed([query], "query")[0]
+
     vocab: dict[str, int] = {}
     docs = [[vocab.setdefault(t, len(vocab)) for t in terms(m["content"])] for m in conv.messages]
     index = bm25s.BM25()
@@ -329,7 +371,7 @@ def subjects(
         known = [t for t in dict.fromkeys(terms(query)) if t in vocab]
         return np.asarray(index.get_scores(known)) if known else np.zeros(len(conv.messages))
 
-    return Subjects(conv, managers, components, lexical)
+    return Subjects(conv, managers, components, lexical, dense_minilm)
 
 
 def rrf(dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
@@ -347,6 +389,11 @@ def retrieve(name: str, s: Subjects, question: str, budget: int) -> BaselineCont
     msgs, counter = s.conv.messages, s.components.counter
     if name == "recency":
         return naive_replay(msgs, question, budget, counter=counter, preamble=PREAMBLE)
+    if name == "topk_minilm":
+        assert s.minilm is not None
+        return top_k_similarity(
+            msgs, question, budget, counter=counter, preamble=PREAMBLE, similarity=s.minilm(question)
+        )
     dense = s.managers["afm"].similarity(question)
     scores = {
         "topk": lambda: dense,
@@ -382,6 +429,8 @@ def run_strategy(name: str, s: Subjects, probe: Probe, budget: int) -> dict:
                 "full": 0.0,
                 "verbatim": False,
                 "keys": False,
+                "answer": 0.0 if probe.answer else None,
+                "answer_all": False if probe.answer else None,
                 "tokens": 0,
                 "ms": None,
             }
@@ -393,6 +442,7 @@ def run_strategy(name: str, s: Subjects, probe: Probe, budget: int) -> dict:
         sent, used = base.messages, base.tokens_used
     body = "\n".join(m["content"] for m in sent)
     kept = [f in ("full", "compressed") for f in forms]
+    arrived = probe.answer & content_stems(body)
     return {
         **row,
         "refused": False,
@@ -401,19 +451,33 @@ def run_strategy(name: str, s: Subjects, probe: Probe, budget: int) -> dict:
         "full": float(np.mean([f == "full" for f in forms])),
         "verbatim": all(msgs[i]["content"] in body for i in probe.evidence),
         "keys": all(k in body for k in probe.keys),
+        "answer": len(arrived) / len(probe.answer) if probe.answer else None,  # None: no answer words to look for
+        "answer_all": arrived == probe.answer if probe.answer else None,
         "tokens": used,
         "ms": ms,
     }
 
 
-def evaluate(convs: list[Conversation], components: Components, configs: dict[str, AFMConfig]) -> list[dict]:
-    cache = ArtifactCache()
+def evaluate(
+    convs: list[Conversation],
+    components: Components,
+    configs: dict[str, AFMConfig],
+    strategies: tuple[str, ...] = STRATEGIES,
+    cache: ArtifactCache | None = None,
+) -> list[dict]:
+    cache = cache or ArtifactCache()
+    minilm = None
+    if "topk_minilm" in strategies:
+        from afm_local.local.embedding import OnnxEmbedder
+
+        minilm = OnnxEmbedder(BASELINE_EMBEDDER, threads=1)
+    configs = {name: cfg for name, cfg in configs.items() if name in strategies or name == "afm"}
     rows = []
     for n, conv in enumerate(convs):
-        s = subjects(conv, components, configs, cache)
+        s = subjects(conv, components, configs, cache, minilm)
         for probe in conv.probes:
             for budget in BUDGETS[conv.suite]:
-                for name in STRATEGIES:
+                for name in strategies:
                     rows.append({"conversation": n, **run_strategy(name, s, probe, budget)})
     return rows
 
@@ -426,8 +490,11 @@ def suite_table(rows: list[dict], suite: str) -> list[str]:
     """Strategy × budget: evidence retained, all of it, Full; verbatim where it applies; refusals, cost."""
     sel = [r for r in rows if r["suite"] == suite]
     verbatim = any(r["kind"] in ("constraint", "preference") for r in sel)
+    answers = any(r.get("answer") is not None for r in sel)
     head = (
-        "| strategy | budget | evidence retained | all evidence retained | evidence Full |"
+        "| strategy | budget |"
+        + (" answer words sent | whole answer sent |" if answers else "")
+        + " evidence retained | all evidence retained | evidence Full |"
         + (" constraints/preferences verbatim |" if verbatim else "")
         + " refusals | tokens (mean) | build ms (median) |"
     )
@@ -438,6 +505,9 @@ def suite_table(rows: list[dict], suite: str) -> list[str]:
             if not rs:
                 continue
             cells = [pct([r["retained"] for r in rs]), pct([r["all"] for r in rs]), pct([r["full"] for r in rs])]
+            if answers:
+                scored = [r for r in rs if r.get("answer") is not None]
+                cells[:0] = [pct([r["answer"] for r in scored]), pct([r["answer_all"] for r in scored])]
             if verbatim:
                 cells.append(pct([r["verbatim"] for r in rs if r["kind"] in ("constraint", "preference")]))
             ms = [r["ms"] for r in rs if r["ms"] is not None]
@@ -455,32 +525,39 @@ def kind_table(rows: list[dict], suite: str, budget: int) -> list[str]:
     """Evidence retained per question type at one budget."""
     sel = [r for r in rows if r["suite"] == suite and r["budget"] == budget]
     kinds = sorted({r["kind"] for r in sel})
+    names = [name for name in STRATEGIES if any(r["strategy"] == name for r in sel)]
     out = [
-        f"Evidence retained per question type, {suite}, {budget} tokens:",
+        f"Answer words sent (evidence retained) per question type, {suite}, {budget} tokens:",
         "",
         "| strategy | "
-        + " | ".join(f"{k} ({sum(r['kind'] == k for r in sel) // len(STRATEGIES)})" for k in kinds)
+        + " | ".join(
+            f"{k} ({sum(r['kind'] == k and r.get('answer') is not None for r in sel) // len(names)}"
+            f" / {sum(r['kind'] == k for r in sel) // len(names)})"
+            for k in kinds
+        )
         + " |",
         "|" + "---|" * (len(kinds) + 1),
     ]
-    for name in STRATEGIES:
-        out.append(
-            f"| {name} | "
-            + " | ".join(pct([r["retained"] for r in sel if r["strategy"] == name and r["kind"] == k]) for k in kinds)
-            + " |"
-        )
+    for name in names:
+        cells = []
+        for k in kinds:
+            rs = [r for r in sel if r["strategy"] == name and r["kind"] == k]
+            answered = [r["answer"] for r in rs if r.get("answer") is not None]
+            cells.append(f"{pct(answered)} ({pct([r['retained'] for r in rs])})")
+        out.append(f"| {name} | " + " | ".join(cells) + " |")
     return out + [""]
 
 
 def headline(rows: list[dict], suites: list[str]) -> dict[str, dict]:
-    """Per suite, the figure its plot and the README headline show: the evidence retained (for the preference
-    suites, the statement verbatim), in % per strategy and budget (None where a strategy has no row)."""
+    """Per suite, the figure its plot and the README headline show: for ``real`` the answer words that reach the
+    model (over the questions whose answer is words of their evidence), for the preference suites the statement
+    verbatim, else the evidence retained; in % per strategy and budget (None where a strategy has no row)."""
     out: dict[str, dict] = {}
     for suite in suites:
-        measure = "verbatim" if suite in ("realprefs", "prefs") else "retained"
+        measure = {"realprefs": "verbatim", "prefs": "verbatim", "real": "answer"}.get(suite, "retained")
         values: dict[tuple[str, int], list[float]] = {}
         for r in rows:
-            if r["suite"] == suite:
+            if r["suite"] == suite and r.get(measure) is not None:
                 values.setdefault((r["strategy"], r["budget"]), []).append(float(r[measure]))
         out[suite] = {
             "measure": measure,
@@ -506,7 +583,9 @@ def plot(figures: dict[str, dict], out: str) -> None:
             ax.plot(budgets, [np.nan if y is None else y for y in ys], marker="o", label=name)
         ax.set_xscale("log")
         ax.set_xticks(budgets, [str(b) for b in budgets])
-        measure = "preference verbatim" if fig_suite["measure"] == "verbatim" else "evidence retained"
+        measure = {"verbatim": "preference verbatim", "answer": "answer words sent"}.get(
+            fig_suite["measure"], "evidence retained"
+        )
         ax.set_title(f"{suite}: {measure}")
         ax.set_xlabel("budget (tokens)")
     axes[0][0].set_ylabel("%")
@@ -514,6 +593,33 @@ def plot(figures: dict[str, dict], out: str) -> None:
     fig.tight_layout()
     fig.savefig(OUT_DIR / f"{out}_retention.png", dpi=110)
     plt.close(fig)
+
+
+class ArtifactFile:
+    """A ``CacheBackend`` kept in one pickle file, so that repeated runs on the same split only redo the builds.
+    Entries are keyed by component name and content hash, as in the engine's cache; delete the file when ingest
+    itself changes."""
+
+    def __init__(self, path: str) -> None:
+        import pickle
+        from pathlib import Path
+
+        self.path = Path(path)
+        self.data: dict[tuple[str, str], bytes] = pickle.loads(self.path.read_bytes()) if self.path.exists() else {}
+        self.dirty = False
+
+    def load_artifact(self, kind: str, key: str) -> bytes | None:
+        return self.data.get((kind, key))
+
+    def save_artifact(self, kind: str, key: str, data: bytes) -> None:
+        self.data[(kind, key)] = data
+        self.dirty = True
+
+    def save(self) -> None:
+        import pickle
+
+        if self.dirty:
+            self.path.write_bytes(pickle.dumps(self.data))
 
 
 def parse_overrides(pairs: list[str]) -> dict:
@@ -546,12 +652,25 @@ def main() -> None:
     )
     ap.add_argument("--config", nargs="*", default=[], help="AFMConfig overrides for the afm strategy (tuning on dev)")
     ap.add_argument("--out", default="long", help="basename of the written files under docs/benchmarks/")
+    ap.add_argument(
+        "--strategies", nargs="*", choices=STRATEGIES, default=list(STRATEGIES), help="a subset, while iterating"
+    )
+    ap.add_argument(
+        "--every", type=int, default=1, help="real suite: every n-th question only (a subset while iterating)"
+    )
+    ap.add_argument(
+        "--artifacts",
+        default=None,
+        help="a file (outside the repository) that keeps ingest's artifacts between runs: only builds are redone",
+    )
     args = ap.parse_args()
     t0 = time.time()
     suites = ["real", "realprefs", "long", "prefs"] if args.suite == "all" else [args.suite]
     convs: list[Conversation] = []
     if "real" in suites:
         convs += real_conversations(args.split, args.echo)
+        for c in convs:
+            c.probes = c.probes[:: args.every]
     if "realprefs" in suites:
         convs += real_preference_items(args.split)
     if "long" in suites or "prefs" in suites:
@@ -570,7 +689,11 @@ def main() -> None:
         )
     }
     components = local_manager(configs["afm"]).components
-    rows = evaluate(convs, components, configs)
+    strategies = tuple(name for name in STRATEGIES if name in args.strategies)
+    backend = ArtifactFile(args.artifacts) if args.artifacts else None
+    rows = evaluate(convs, components, configs, strategies, ArtifactCache(backend))
+    if backend is not None:
+        backend.save()
     lines = [line for suite in suites for line in suite_table(rows, suite)]
     if "real" in suites:
         lines += kind_table(rows, "real", 2000)
@@ -598,10 +721,12 @@ def main() -> None:
         + f" --out {args.out}` (wall "
         f"{wall:.0f} s; classifier `{components.classifier.name}`, embedder `{components.embedder.name}`).",
         "",
-        "What each suite and strategy is: the docstring of scripts/bench_long.py. *evidence retained*: the share of a "
-        "question's evidence messages that reach the model Full or Compressed, averaged over questions; *all*: every "
-        "evidence message of the question does; *Full*: the share sent whole; *verbatim*: the constraint's or "
-        "preference's exact text is sent.",
+        "What each suite and strategy is: the docstring of scripts/bench_long.py. *answer words sent* (the headline "
+        "of `real`): over the questions whose gold answer is words of their evidence, the share of the answer's "
+        "content words (less the question's) found in the text sent; *whole answer sent*: all of them are. *evidence "
+        "retained* (a diagnostic): the share of a question's evidence messages that reach the model Full or "
+        "Compressed, averaged over questions; *all*: every evidence message of the question does; *Full*: the share "
+        "sent whole; *verbatim*: the constraint's or preference's exact text is sent.",
         "",
         *lines,
         f"![retention]({args.out}_retention.png)",

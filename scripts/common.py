@@ -190,7 +190,8 @@ def _long_headline(lr: dict) -> list[str]:
     lines = [f"## Long real conversations (`{lr['args']['split']}` split; bench_long, see long.md)", ""]
     for suite, figures in lr["headline"].items():
         budgets = figures["budgets"]
-        measure = "statement verbatim" if figures["measure"] == "verbatim" else "evidence retained"
+        measure = {"verbatim": "statement verbatim", "answer": "answer words sent"}.get(figures["measure"],
+                                                                                       "evidence retained")
         lines += [f"`{suite}`, {measure}:", "", "| strategy | " + " | ".join(f"{b} tok" for b in budgets) + " |",
                   "|---|" + "---|" * len(budgets)]
         for strategy, values in figures["strategies"].items():

@@ -158,7 +158,7 @@ class AFMConfig(BaseModel):
     overflow: Overflow = Field(
         "degrade",
         description="When the CRITICAL messages at Full do not fit. degrade: send restated constraints once, long "
-        "constraints as their constraint sentences, then demote the least certain model-labelled CRITICALs; "
+        "constraints as their constraint sentences, then demote model-labelled CRITICALs (``demote`` says which); "
         "raise BudgetTooSmall only when tagged constraints alone do not fit. raise: BudgetTooSmall (the paper).",
     )
     critical_share: float | None = Field(
@@ -168,6 +168,19 @@ class AFMConfig(BaseModel):
         description="Under overflow=degrade, the share of the history's budget that model-labelled CRITICAL messages "
         "may reserve; beyond it the same degrade steps apply, so false CRITICALs cannot crowd out everything the "
         "query needs. Messages tagged [!] or marked CRITICAL are not limited by it. None: the whole budget.",
+    )
+    demote: Literal["certainty", "relevance"] = Field(
+        "relevance",
+        description="overflow=degrade: which model-labelled CRITICAL messages leave an overfull reservation first: "
+        "those least relevant to the query, the ones the hard-constraint rules name (health, law, caps, "
+        "prohibitions, deadlines) last and by certainty (relevance; with scoring=paper it acts as certainty); or "
+        "the least certain by the classifier (certainty, the previous default).",
+    )
+    critical_gate: float | None = Field(
+        None,
+        description="scoring=relevance: a model-labelled CRITICAL message is reserved only when the user pinned it, "
+        "the hard-constraint rules name it, or it stands this many standard deviations above the history's mean "
+        "relevance to the query; otherwise it is scored like a RELEVANT message. None: every CRITICAL is reserved.",
     )
     consolidate_similarity: float = Field(
         0.9,

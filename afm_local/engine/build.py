@@ -26,7 +26,14 @@ from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
 from ..core.protocols import TokenCounter
 from ..core.ranges import choose, runs
-from ..core.relevance import best_sentences, excerpt_costs, relevance_scores, relevance_z
+from ..core.relevance import (
+    best_sentences,
+    demotion_order,
+    excerpt_costs,
+    gated_classes,
+    relevance_scores,
+    relevance_z,
+)
 from ..core.render import (
     Packed,
     chat_messages,
@@ -292,11 +299,19 @@ def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenC
                 best, sentences.starts, sentences.tokens, snap.tokens[:, FULL], cfg.excerpt_min_saving
             )
             excerpt_tokens = np.where(snap.excerptable, excerpt, snap.tokens[:, COMPRESSED])
+    gate = cfg.critical_gate if cfg.scoring == "relevance" else None
     language = language_of_counts(*(snap.letters[-LANGUAGE_WINDOW:].sum(axis=0) + letter_counts(req.query)))
     per_item = item_overhead(req.render, cfg)
     return Job(
         snap,
-        Scored.of(snap.classes, dense, recency, z, cfg, n - 1 if req.loop else -1),
+        Scored.of(
+            gated_classes(snap.classes, z, snap.pinned, snap.hard, gate),
+            dense,
+            recency,
+            z,
+            cfg,
+            n - 1 if req.loop else -1,
+        ),
         fidelity_costs(snap.tokens, per_item, cfg, excerpt_tokens),
         fixed_cost(counter, req.query, req.preamble, req.render, language, cfg),
         per_item,
@@ -342,12 +357,14 @@ def _plan(job: Job, available: int) -> Plan:
     if pack_plan.reserved_cost() <= limit:
         return Plan(pack_plan, scored, None, limit)
     overhead = costs[:, FULL] - snap.tokens[:, FULL]
+    by_relevance = cfg.demote == "relevance" and cfg.scoring == "relevance"
     constraints = Constraints(
         snap.pinned,
         snap.confidence,
         snap.tokens[:, CONSTRAINTS] + overhead,
         snap.tokens[:, REFERENCE] + overhead,
         snap.restated_by,
+        demotion_order(scored.z, snap.hard, snap.confidence) if by_relevance else None,
     )
     degraded = degrade(reserved, pack_plan.costs[:, :DROPPED], constraints, limit)
     rescored = scored.reclassed(np.where(degraded.demoted, RELEVANT, scored.classes).astype(np.int8), cfg)

@@ -84,18 +84,36 @@ def test_labels_do_not_depend_on_the_batch(clf: EncoderHeadClassifier) -> None:
     assert clf.classify([]) == []
 
 
+# int8 kernels differ by instruction set (AVX2 without VNNI saturates where AVX-512 VNNI does not): on an
+# AVX2-only EPYC 5 labels of this split differed from the recorded ones (under 1%). A real regression (a wrong
+# head, encoder, threshold or rule layer) moves far more than that (docs/models.md, "Portable numbers").
+AGREEMENT = 0.99  # share of the own test split's labels that must match the recorded ones
+F1_TOLERANCE = 0.02  # 5 flipped labels move the macro-F1 by up to 0.012 (seeded trials, docs/models.md)
+RECORDED = ROOT / "tests" / "fixtures" / "importance_own_test_labels.json"
+
+
+def own_test_labels(clf: EncoderHeadClassifier) -> tuple[list[dict], list[str], str]:
+    """The own test split, the labels the layered classifier gives it now, and the classifier's name."""
+    rows = [json.loads(line) for line in (DATA / "test.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    layered = LayeredClassifier(clf, clf.config["rule_overrides"])
+    pred = [v.label.value for v in layered.classify([Utterance(r["text"], r.get("role", "user")) for r in rows])]
+    return rows, pred, layered.name
+
+
 def test_agrees_with_its_metrics_file(clf: EncoderHeadClassifier) -> None:
-    """The card's figures on our own test split are what the runtime classifier gives now."""
+    """The card's figures on our own test split are what the runtime classifier gives now, within what another
+    instruction set changes: at least 99% of the recorded labels, the macro-F1 within 0.02."""
     from scripts.common import metrics
 
     card = json.loads((MODEL_DIR / "model_card.json").read_text(encoding="utf-8"))
     recorded = card["metrics"]["own_test"]["all"]
-    rows = [json.loads(line) for line in (DATA / "test.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
-    layered = LayeredClassifier(clf, clf.config["rule_overrides"])
-    pred = [v.label.value for v in layered.classify([Utterance(r["text"], r.get("role", "user")) for r in rows])]
+    rows, pred, name = own_test_labels(clf)
+    labels = json.loads(RECORDED.read_text(encoding="utf-8"))
+    assert labels["classifier"] == name and len(labels["labels"]) == len(rows) == recorded["n"]
+    agreement = float(np.mean([p[0] == r for p, r in zip(pred, labels["labels"])]))
+    assert agreement >= AGREEMENT, agreement
     got = metrics([r["label"] for r in rows], pred)
-    assert got["confusion"] == recorded["confusion"]
-    assert abs(got["macro_f1"] - recorded["macro_f1"]) < 1e-9
+    assert abs(got["macro_f1"] - recorded["macro_f1"]) <= F1_TOLERANCE, (got["macro_f1"], recorded["macro_f1"])
 
 
 def test_runs_with_the_network_blocked(no_network, encoder: OnnxEmbedder) -> None:
@@ -155,3 +173,9 @@ def test_loads_quickly_and_files_within_budget(encoder: OnnxEmbedder) -> None:
     head = sum(p.stat().st_size for p in MODEL_DIR.iterdir() if p.is_file())
     e5 = sum(p.stat().st_size for p in (MODEL_DIR.parent / "multilingual-e5-small").iterdir() if p.is_file())
     assert head + e5 <= 150 * 1024 * 1024, (head, e5)
+
+
+if __name__ == "__main__":  # re-record the labels after the classifier changes (docs/models.md)
+    encoder = OnnxEmbedder("multilingual-e5-small", threads=1)
+    _, pred, name = own_test_labels(EncoderHeadClassifier(MODEL_DIR, encoder, threads=1))
+    RECORDED.write_text(json.dumps({"classifier": name, "labels": "".join(p[0] for p in pred)}) + "\n")
