@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from afm_local.core.config import AFMConfig
@@ -39,7 +39,9 @@ def test_context_without_weights_is_the_similarity(sim: np.ndarray) -> None:
 
 @given(sims, st.floats(0.01, 5), st.floats(-3, 3))
 def test_standardized_is_scale_free(x: np.ndarray, scale: float, shift: float) -> None:
-    """Any embedder's band of cosines calibrates to the same scores: the thresholds mean the same."""
+    """Any embedder's band of cosines calibrates to the same scores: the thresholds mean the same (for cosines
+    that differ at all: a spread of 1e-9, [0, 1e-9], drowns in the rounding of the shift)."""
+    assume(np.ptp(x) > 1e-6)
     assert np.allclose(standardized(x), standardized(x * scale + shift), atol=1e-6)
 
 
