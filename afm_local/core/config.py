@@ -176,6 +176,14 @@ class AFMConfig(BaseModel):
         "prohibitions, deadlines) last and by certainty (relevance; with scoring=paper it acts as certainty); or "
         "the least certain by the classifier (certainty, the previous default).",
     )
+    hard_floor: float | None = Field(
+        0.95,
+        ge=0,
+        le=1,
+        description="The least a user's message scores when the hard-constraint rules name it (a cap, a prohibition, "
+        "a health fact, a deadline) and it is not reserved (the classifier missed it, or overflow demoted it): it "
+        "comes before any merely relevant message. None: scored like any other.",
+    )
     critical_gate: float | None = Field(
         None,
         description="scoring=relevance: a model-labelled CRITICAL message is reserved only when the user pinned it, "
@@ -289,6 +297,7 @@ class AFMConfig(BaseModel):
             spend="intended",
             overflow="raise",
             critical_share=None,
+            hard_floor=None,
             reserve_placeholders=True,
         )
         return cls(**{**base, **overrides})

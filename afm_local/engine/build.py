@@ -122,7 +122,7 @@ class Scored:
     z: np.ndarray  # scoring="relevance": how far above the history's mean each message stands (core.relevance)
     scores: np.ndarray
     intended: np.ndarray
-    pending: int  # the loop's newest entry (the result the agent acts on next), or -1: scored first after CRITICAL
+    floor: np.ndarray | None  # the least each message scores (_floors), or None
 
     @classmethod
     def of(
@@ -132,19 +132,18 @@ class Scored:
         recency: np.ndarray,
         z: np.ndarray,
         cfg: AFMConfig,
-        pending: int = -1,
+        floor: np.ndarray | None = None,
     ) -> Scored:
         if cfg.scoring == "paper":
             scores = score_messages(classes, similarity, recency, cfg)
         else:
             scores = relevance_scores(classes, z, cfg)
-        intended = intended_fidelities(scores, classes, cfg)
-        if pending >= 0:
-            scores[pending], intended[pending] = max(float(scores[pending]), cfg.critical_score), FULL
-        return cls(classes, similarity, recency, z, scores, intended, pending)
+        if floor is not None:
+            scores = np.maximum(scores, floor)
+        return cls(classes, similarity, recency, z, scores, intended_fidelities(scores, classes, cfg), floor)
 
     def reclassed(self, classes: np.ndarray, cfg: AFMConfig) -> Scored:
-        return Scored.of(classes, self.similarity, self.recency, self.z, cfg, self.pending)
+        return Scored.of(classes, self.similarity, self.recency, self.z, cfg, self.floor)
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +309,7 @@ def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenC
             recency,
             z,
             cfg,
-            n - 1 if req.loop else -1,
+            _floors(snap, req, cfg),
         ),
         fidelity_costs(snap.tokens, per_item, cfg, excerpt_tokens),
         fixed_cost(counter, req.query, req.preamble, req.render, language, cfg),
@@ -321,6 +320,21 @@ def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenC
         counter,
         language,
     )
+
+
+def _floors(snap: Snapshot, req: Request, cfg: AFMConfig) -> np.ndarray | None:
+    """The least each message scores: a hard constraint the user stated (the rules name it: a cap, a
+    prohibition, a health fact) scores at least ``hard_floor`` when the classifier did not call it CRITICAL or
+    the reservation demoted it, so it is never left out while a merely relevant message is sent; the loop's
+    newest entry (the result the agent acts on next) scores like a CRITICAL message, first after the
+    reservation."""
+    floor = np.zeros(len(snap))
+    if cfg.hard_floor is not None:
+        hard = np.flatnonzero(snap.hard).tolist()
+        floor[[i for i in hard if snap.messages[i].role == "user"]] = cfg.hard_floor
+    if req.loop and len(snap):
+        floor[-1] = cfg.critical_score
+    return floor if floor.any() else None
 
 
 def fidelity_costs(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -202,3 +204,31 @@ def test_paper_packing_and_afm_packing_differ_on_a_late_constraint():
     p = paper.build_context(query, 400)
     assert a.items[30].fidelity is Fidelity.FULL
     assert p.items[30].fidelity is not Fidelity.FULL
+
+
+HARD = ("Never touch the production database; staging only.", "Our budget is strictly 300k, not a dollar more.")
+TASTES = ["I love spicy Thai curries.", "I prefer window seats on long flights.", "I can't stand horror movies.",
+          "I'm a big fan of jazz, especially Coltrane.", "I always drink my coffee black.", "I hate crowded beaches.",
+          "I prefer hiking to cycling.", "I really dislike cilantro.", "I only read science fiction.",
+          "I love cats more than dogs.", "I prefer trains over buses.", "I don't like loud bars.",
+          "My favourite colour is green.", "I prefer early mornings for workouts.", "I always use dark mode."]
+
+
+@pytest.mark.parametrize("render", ["chat", "structured"])
+@pytest.mark.parametrize("budget", [120, 200, 300])
+def test_untagged_hard_constraints_survive_the_smallest_budgets_among_many_tastes(render, budget):
+    """Issue 35: stated tastes that the classifier also calls CRITICAL crowd the reservation; the untagged hard
+    constraints (no [!]) still reach the model verbatim, in either render, while tastes give way."""
+    fm = manager()
+    turns = [{"role": "user", "content": "We're migrating the billing service to the new cluster this week."}]
+    turns += [{"role": "user", "content": t} for t in TASTES[:8]]
+    turns += [{"role": "user", "content": HARD[0]},
+              {"role": "assistant", "content": "Understood: I'll only use staging and leave production alone."}]
+    turns += [{"role": "user", "content": t} for t in TASTES[8:]] + [{"role": "user", "content": HARD[1]}]
+    turns += [{"role": "user", "content": "How big is the invoices table?"},
+              {"role": "assistant", "content": "About 40 million rows, roughly 18 GB with indexes."}]
+    fm.add_messages(turns)
+    ctx = fm.build_context("Write the SQL to add the new index and run it.", budget, render=render)
+    sent = json.dumps(ctx.messages)
+    assert ctx.tokens_used <= budget and all(json.dumps(h)[1:-1] in sent for h in HARD)
+    assert sum(json.dumps(t)[1:-1] in sent for t in TASTES) < len(TASTES) or budget == 300
