@@ -11,7 +11,8 @@ from .core.config import AFMConfig
 from .core.errors import AFMError, BudgetTooSmall, InvalidInput, ModelError, StoreError
 from .core.protocols import Components
 from .core.turns import Turn
-from .core.types import Context, ContextItem, Fidelity, Importance, Message
+from .core.types import Context, ContextItem, Message
+from .core.vocabulary import Fidelity, Importance
 from .defaults import local_manager
 from .engine import ArtifactCache, FocusManager
 from .local import local_components

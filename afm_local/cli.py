@@ -136,7 +136,8 @@ def _print_text(ctx: Any) -> None:
 
 def _cmd_classify(args: argparse.Namespace) -> int:
     from .core.tags import parse_tag
-    from .core.types import ROLES, Utterance
+    from .core.types import Utterance
+    from .core.vocabulary import ROLES
     from .local.components import local_classifier
 
     rows = []

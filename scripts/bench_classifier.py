@@ -40,7 +40,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from afm_local.core.protocols import ImportanceClassifier
-from afm_local.core.types import IMPORTANCE_NAMES, Utterance
+from afm_local.core.types import Utterance
+from afm_local.core.vocabulary import IMPORTANCE_NAMES
 from afm_local.local.paths import models_dir
 from afm_local.text.rules import RuleClassifier
 from scripts.common import OUT_DIR, ROOT, load_jsonl, metrics

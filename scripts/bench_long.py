@@ -52,7 +52,7 @@ from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, lo
 from afm_local.core.baselines import BaselineContext, naive_replay, top_k_similarity
 from afm_local.core.protocols import Components, Embedder
 from afm_local.engine.cache import content_hash
-from afm_local.text.lexical import terms
+from afm_local.text.terms import terms
 from scripts import relevance_sets
 from scripts.common import OUT_DIR, WORD, content_stems, distinctive, stem
 from scripts.corpora import Turn, dialogues, split_of

@@ -31,7 +31,8 @@ from scripts.common import OUT_DIR, load_scenarios, constraints_verbatim, write_
 from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components
 from afm_local.core.baselines import naive_replay, recency_compression, stateless
 from afm_local import Components
-from afm_local.core.types import Classification, Importance, Utterance
+from afm_local.core.types import Classification, Utterance
+from afm_local.core.vocabulary import Importance
 
 
 

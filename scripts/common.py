@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from afm_local.core.types import IMPORTANCE_NAMES
+from afm_local.core.vocabulary import IMPORTANCE_NAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 SCEN_DIR = ROOT / "data" / "scenarios"

@@ -38,7 +38,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from afm_local.core.types import IMPORTANCE_NAMES
+from afm_local.core.vocabulary import IMPORTANCE_NAMES
 from scripts.common import ROOT, cohen_kappa, load_jsonl
 
 REAL = ROOT / "data" / "real"

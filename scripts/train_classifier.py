@@ -46,7 +46,8 @@ from pathlib import Path
 
 import numpy as np
 
-from afm_local.core.types import IMPORTANCE_NAMES, Importance, Utterance
+from afm_local.core.types import Utterance
+from afm_local.core.vocabulary import IMPORTANCE_NAMES, Importance
 from afm_local.local.e5_build import SPLIT_LAYER, SPLIT_OUTPUT, read_q4_bin
 from afm_local.local.embedding import SPLIT_PREFIX, OnnxEmbedder
 from afm_local.local.importance import ROLE_FEATURES, RULE_FEATURES, EncoderHeadClassifier, features

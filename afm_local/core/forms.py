@@ -47,10 +47,10 @@ def attachment_block(number: int, attached: Attached) -> str:
     return head + ("\n" + attached.text.strip() if attached.text.strip() else "")
 
 
-Form = Literal["full", "compressed", "constraints", "placeholder", "dropped"]
+AttachmentForm = Literal["full", "compressed", "constraints", "placeholder", "dropped"]
 
 
-def image_parts(attached: Sequence[Attached], form: Form) -> tuple[ImagePart, ...]:
+def image_parts(attached: Sequence[Attached], form: AttachmentForm) -> tuple[ImagePart, ...]:
     """The image parts a message sends with its text in ``form``: Full sends each image as given (a
     document goes as its text alone); Compressed sends thumbnails at ``detail: low`` (a URL, which has
     none, as given); the constraint sentences, a placeholder and a dropped message send none."""
@@ -71,12 +71,12 @@ def _original_url(a: Attached) -> str:
     return f"data:{a.info.mime};base64," + base64.b64encode(a.source.data).decode("ascii")
 
 
-def attachment_account(attached: Sequence[Attached], form: Form) -> tuple[dict[str, object], ...]:
+def attachment_account(attached: Sequence[Attached], form: AttachmentForm) -> tuple[dict[str, object], ...]:
     """How each attachment of a message was sent in ``form``, and why: a context item's account."""
     return tuple(_account(a, form) for a in attached)
 
 
-def _account(a: Attached, form: Form) -> dict[str, object]:
+def _account(a: Attached, form: AttachmentForm) -> dict[str, object]:
     document = a.info is not None and a.info.kind != "image"
     if form == "full":
         sent, tokens = ("text", 0) if document else ("reference" if a.info is None else "original", a.tokens_full)

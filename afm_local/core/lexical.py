@@ -4,7 +4,7 @@ The engine appends one message's terms at ingest and scores a query against any 
 (a snapshot), so a turn costs a few array operations per query term, never a re-index. The scores are
 Lucene's BM25 as ``bm25s`` computes it by default (the tests hold them to it): idf
 ``log(1 + (N - df + 0.5) / (df + 0.5))`` times ``tf / (tf + k1 (1 - b + b dl / avgdl))``.
-Which words a text's terms are (stemming, stop words) is the caller's business: ``text.lexical``.
+Which words a text's terms are (stemming, stop words) is the caller's business: ``text.terms``.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .packing import NEVER_FITS
-from .types import COMPRESSED, FULL, PLACEHOLDER
+from .vocabulary import COMPRESSED, FULL, PLACEHOLDER
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .types import COMPRESSED, DROPPED, FIDELITIES, FULL, PLACEHOLDER
+from .vocabulary import COMPRESSED, DROPPED, FIDELITIES, FULL, PLACEHOLDER
 
 __all__ = [
     "FIDELITIES",

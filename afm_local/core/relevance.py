@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import AFMConfig
-from .types import CRITICAL, RELEVANT, TRIVIAL
+from .vocabulary import CRITICAL, RELEVANT, TRIVIAL
 
 EXCERPT_SHARE = 0.85  # an excerpt must save 15% of a message's tokens, as a summary must (text.extractive)
 

@@ -15,7 +15,7 @@ from typing import Any
 from .forms import ImagePart
 from .protocols import TokenCounter
 from .turns import Turn, chat_message
-from .types import Fidelity, Importance, Role
+from .vocabulary import Fidelity, Importance, Role
 
 
 @dataclass(frozen=True, slots=True)

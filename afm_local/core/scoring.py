@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import AFMConfig
-from .types import COMPRESSED, CRITICAL, FULL, PLACEHOLDER, RELEVANT
+from .vocabulary import COMPRESSED, CRITICAL, FULL, PLACEHOLDER, RELEVANT
 
 
 def messages_ago(n_history: int) -> np.ndarray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .types import Importance
+from .vocabulary import Importance
 
 _TAG = re.compile(r"^\s*\[(!|critical|relevant|trivial)\]\s*", re.IGNORECASE)
 _TAG_LABEL = {

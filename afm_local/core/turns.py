@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from .errors import InvalidInput
 from .parts import Attachment, content_of
-from .types import IMPORTANCE_NAMES, ROLES, Importance, Role
+from .vocabulary import IMPORTANCE_NAMES, ROLES, Importance, Role
 
 MAX_TOOL_CALLS = 128  # calls in one assistant message
 MAX_ID_CHARS = 256  # a tool call's id

@@ -8,49 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .parts import Attached
+from .vocabulary import Fidelity, Importance, Role
 
 if TYPE_CHECKING:
     from .units import UnitForms
-
-Role = Literal["system", "user", "assistant", "tool"]  # who said a message: the one list of roles
-ROLES: tuple[Role, ...] = get_args(Role)
-
-
-class Importance(str, Enum):
-    """How much a message matters, as the paper defines it."""
-
-    CRITICAL = "CRITICAL"
-    RELEVANT = "RELEVANT"
-    TRIVIAL = "TRIVIAL"
-
-
-class Fidelity(str, Enum):
-    """How a message reaches the model (its fidelity); ``DROPPED`` means it did not reach it at all."""
-
-    FULL = "full"
-    COMPRESSED = "compressed"
-    PLACEHOLDER = "placeholder"
-    DROPPED = "dropped"
-
-
-# The array codes of the classes and fidelities: scoring and packing work on int8 arrays, one row per
-# message, and turn codes back into the enums only for what a caller reads.
-IMPORTANCES: tuple[Importance, ...] = (Importance.CRITICAL, Importance.RELEVANT, Importance.TRIVIAL)
-IMPORTANCE_NAMES: tuple[str, ...] = tuple(i.value for i in IMPORTANCES)  # "CRITICAL", "RELEVANT", "TRIVIAL"
-CRITICAL, RELEVANT, TRIVIAL = 0, 1, 2
-FIDELITIES: tuple[Fidelity, ...] = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER, Fidelity.DROPPED)
-FULL, COMPRESSED, PLACEHOLDER, DROPPED = 0, 1, 2, 3
-
-
-def importance_code(importance: Importance) -> int:
-    return IMPORTANCES.index(importance)
 
 
 @dataclass(frozen=True, slots=True)

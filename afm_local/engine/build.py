@@ -21,7 +21,7 @@ import numpy as np
 from ..core.accounting import fixed_cost, item_overhead, sent_cost
 from ..core.config import CALL_OPTIONS, AFMConfig, Fill, Overflow, Packing, Render, Spend, check_budget
 from ..core.errors import BudgetTooSmall, InvalidInput
-from ..core.forms import Form, attachment_account, image_parts, image_price
+from ..core.forms import AttachmentForm, attachment_account, image_parts, image_price
 from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
 from ..core.protocols import TokenCounter
@@ -44,19 +44,8 @@ from ..core.render import (
 )
 from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
 from ..core.turns import Turn
-from ..core.types import (
-    COMPRESSED,
-    CRITICAL,
-    DROPPED,
-    FIDELITIES,
-    FULL,
-    IMPORTANCES,
-    PLACEHOLDER,
-    RELEVANT,
-    Context,
-    ContextItem,
-    Message,
-)
+from ..core.types import Context, ContextItem, Message
+from ..core.vocabulary import COMPRESSED, CRITICAL, DROPPED, FIDELITIES, FULL, IMPORTANCES, PLACEHOLDER, RELEVANT
 from ..text.lexicon import language_of_counts, letter_counts
 from .history import CONSTRAINTS, REFERENCE, Snapshot
 
@@ -492,7 +481,7 @@ def unit_turns(m: Message, fidelity: int, text: str) -> tuple[Turn, ...]:
     return m.unit.full.turns if fidelity == FULL or text == m.content else m.unit.compressed.turns
 
 
-def _form(m: Message, i: int, fidelity: int, degraded: Degraded | None) -> Form:
+def _form(m: Message, i: int, fidelity: int, degraded: Degraded | None) -> AttachmentForm:
     """What a message's attachments travel as (``core.parts.image_parts``): a compressed form that saves
     nothing is sent Full, and the constraint sentences carry no image."""
     if fidelity == COMPRESSED and degraded is not None and degraded.constraint_sentences[i]:

@@ -21,7 +21,8 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 import numpy as np
 
 from ..core.parts import MediaInfo, Thumbnail
-from ..core.types import Classification, Compression, Importance, Sentences
+from ..core.types import Classification, Compression, Sentences
+from ..core.vocabulary import Importance
 
 T = TypeVar("T")
 

@@ -17,11 +17,12 @@ import numpy as np
 from ..core.lexical import Bm25Index
 from ..core.overflow import restatements
 from ..core.packing import NEVER_FITS
-from ..core.types import CRITICAL, Importance, Message, importance_code
+from ..core.types import Message
+from ..core.vocabulary import CRITICAL, Importance, importance_code
 from ..text.facts import restates
-from ..text.lexical import terms
 from ..text.lexicon import letter_counts
 from ..text.rules import hard_constraint_hits
+from ..text.terms import terms
 
 # token columns: the three fidelities the packer chooses from, the constraint sentences, the reference line
 TOKEN_COLUMNS = 5

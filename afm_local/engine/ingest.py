@@ -24,13 +24,14 @@ from ..core.protocols import Components, Topicer
 from ..core.render import placeholder, reference_line
 from ..core.tags import parse_tag
 from ..core.turns import Turn
-from ..core.types import Classification, Compression, Importance, Message, Role, Sentences, Utterance
+from ..core.types import Classification, Compression, Message, Sentences, Utterance
 from ..core.units import Entry, ToolUnit, UnitForms, results_text, tools_label, transcript
+from ..core.vocabulary import Importance, Role
 from ..text.extractive import constraint_sentences
 from ..text.lexicon import sentence_spans
 from ..text.tool_results import PROSE_MAX_CHARS, compress_result, unit_label
+from .attachments import AttachmentReader, attachment_topic
 from .cache import ArtifactCache, content_hash
-from .media import AttachmentReader, attachment_topic
 
 WORTH_A_SUMMARY = 2  # the background model reads messages longer than this many placeholders
 UNIT_LINE_EXTRA = 10  # a tool-call unit's line may run this much longer: it names the tools, an argument, a size

@@ -26,8 +26,9 @@ from ..core.protocols import Components
 from ..core.split import Split, loop_focus
 from ..core.telemetry import Observer, Operation, OperationName
 from ..core.turns import Turn, as_turn
-from ..core.types import Context, Importance, Message
+from ..core.types import Context, Message
 from ..core.units import group
+from ..core.vocabulary import Importance
 from .background import background_worker
 from .build import Request, build_context
 from .cache import ArtifactCache

@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - the message names the fix
 
 from .._version import __version__
 from ..core.telemetry import Operation
-from ..core.types import Importance
+from ..core.vocabulary import Importance
 
 CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 

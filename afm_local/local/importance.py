@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import ModelError
-from ..core.types import IMPORTANCE_NAMES, Classification, Importance, Utterance
+from ..core.types import Classification, Utterance
+from ..core.vocabulary import IMPORTANCE_NAMES, Importance
 from ..text.rules import HARD_CONSTRAINT_PATTERNS, hard_constraint_hits
 from .embedding import OnnxEmbedder
 from .model_files import INSTALL_HINT, model_spec, verified_files

@@ -11,7 +11,8 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import CounterMetricFamily
 
-from ..core.types import FIDELITIES, Context
+from ..core.types import Context
+from ..core.vocabulary import FIDELITIES
 
 access_log = logging.getLogger("afm_local.access")
 CacheCounts = Callable[[], dict[str, tuple[int, int]]]

@@ -8,7 +8,8 @@ from typing import Annotated, Any, Literal, get_type_hints
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, field_validator
 
 from ..core.config import Fill, Overflow, Packing, Render, Spend, check_budget
-from ..core.types import Context, Importance, Role
+from ..core.types import Context
+from ..core.vocabulary import Importance, Role
 
 MAX_CONTENT_BYTES = 64 * 1024  # one message's text
 MAX_TOOL_RESULT_BYTES = 8 << 20  # a tool's result (a file read, a log) through a proxy; the body limit bounds it too

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ..core.protocols import ImportanceClassifier
-from ..core.types import Classification, Importance, Utterance
+from ..core.types import Classification, Utterance
+from ..core.vocabulary import Importance
 from .rules import RuleClassifier, hard_constraint_hits
 
 

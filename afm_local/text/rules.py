@@ -12,7 +12,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ..core.types import Classification, Importance, Utterance
+from ..core.types import Classification, Utterance
+from ..core.vocabulary import Importance
 
 # Each entry: (name, pattern). Patterns are case-insensitive and match word stems.
 HARD_CONSTRAINT_PATTERNS: tuple[tuple[str, str], ...] = (

@@ -11,7 +11,7 @@ import pytest
 from afm_local import AFMConfig, BudgetTooSmall, FocusManager, local_components
 from afm_local.text.classifier import LayeredClassifier
 from afm_local.core.baselines import naive_replay, recency_compression, stateless
-from afm_local.core.types import Fidelity
+from afm_local.core.vocabulary import Fidelity
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = json.loads((ROOT / "examples" / "peanut_trip.json").read_text(encoding="utf-8"))

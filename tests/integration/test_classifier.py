@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from afm_local.core.errors import ModelError
-from afm_local.core.types import Importance, Utterance
+from afm_local.core.types import Utterance
+from afm_local.core.vocabulary import Importance
 from afm_local.local.embedding import OnnxEmbedder
 from afm_local.local.importance import EncoderHeadClassifier
 from afm_local.text.classifier import LayeredClassifier

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from afm_local.core.types import Fidelity
+from afm_local.core.vocabulary import Fidelity
 
 ORDER = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER)
 

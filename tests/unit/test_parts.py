@@ -12,7 +12,7 @@ from afm_local.core.forms import attachment_account, image_parts, image_price
 from afm_local.core.parts import Attached, Attachment, MediaInfo, Thumbnail
 from afm_local.core.render import Packed, render_chat, render_structured
 from afm_local.core.turns import as_turn
-from afm_local.core.types import Fidelity, Importance
+from afm_local.core.vocabulary import Fidelity, Importance
 from tests.support.fakes import WordCounter
 
 PNG = b"\x89PNG\r\n\x1a\n fake bytes: the core never decodes them"

@@ -19,8 +19,8 @@ from afm_local.core.relevance import (
     relevance_z,
     standardized,
 )
-from afm_local.core.types import CRITICAL, RELEVANT, TRIVIAL
-from afm_local.text.lexical import terms
+from afm_local.core.vocabulary import CRITICAL, RELEVANT, TRIVIAL
+from afm_local.text.terms import terms
 
 sims = st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=40).map(np.array)
 

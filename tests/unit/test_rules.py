@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from afm_local.text.rules import RuleClassifier, hard_constraint_hits, is_small_talk
-from afm_local.core.types import Importance, Utterance
+from afm_local.core.types import Utterance
+from afm_local.core.vocabulary import Importance
 
 
 @pytest.mark.parametrize(

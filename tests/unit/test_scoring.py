@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from afm_local import AFMConfig, Fidelity
 from afm_local.core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
-from afm_local.core.types import CRITICAL as C, FIDELITIES, RELEVANT as R, TRIVIAL as T
+from afm_local.core.vocabulary import CRITICAL as C, FIDELITIES, RELEVANT as R, TRIVIAL as T
 
 
 def test_age_counts_from_the_query():

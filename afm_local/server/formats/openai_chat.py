@@ -18,7 +18,7 @@ from ...core.errors import InvalidInput
 from ...core.parts import content_of
 from ...core.split import Split, query_position, split_turns
 from ...core.turns import Turn, as_turn
-from ...core.types import ROLES
+from ...core.vocabulary import ROLES
 from ..schemas import ChatMessageIn
 from .split import checked, media_parts
 
