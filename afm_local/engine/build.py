@@ -18,155 +18,39 @@ from typing import Any
 
 import numpy as np
 
-from ..core.accounting import fixed_cost, item_overhead, sent_cost
-from ..core.config import CALL_OPTIONS, AFMConfig, Fill, Overflow, Packing, Render, Spend, check_budget
-from ..core.errors import BudgetTooSmall, InvalidInput
+from ..core.accounting import sent_cost
+from ..core.config import AFMConfig
+from ..core.errors import BudgetTooSmall
 from ..core.forms import AttachmentForm, attachment_account, image_parts, image_price
 from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
 from ..core.protocols import TokenCounter
-from ..core.ranges import choose, runs
 from ..core.relevance import (
-    best_sentences,
     demotion_order,
-    excerpt_costs,
-    gated_classes,
-    relevance_scores,
-    relevance_z,
 )
 from ..core.render import (
     Packed,
     chat_messages,
-    range_placeholder,
     reference_line,
     render_chat,
     render_structured,
 )
-from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
 from ..core.turns import Turn
 from ..core.types import Context, ContextItem, Message
 from ..core.vocabulary import COMPRESSED, CRITICAL, DROPPED, FIDELITIES, FULL, IMPORTANCES, PLACEHOLDER, RELEVANT
-from ..text.lexicon import language_of_counts, letter_counts
 from .history import CONSTRAINTS, REFERENCE, Snapshot
+from .job import Job, Plan, Request, make_job
+from .lines import Line, cover, line_reserve, range_lines, unnamed
 
 FIT_ROUNDS = 4
-LANGUAGE_WINDOW = 50  # the newest messages (and the query) decide the language of the structured memory
 PINNED = "every message tagged [!] or marked CRITICAL"
-RANGE_EXTRA = 4  # a range line may run this many tokens over placeholder_max_tokens: it names turns A–B
-MIN_LINE_TOKENS = 5  # no placeholder line is shorter: a run is not tried with less spare than this (+ overhead)
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One ``build_context`` call, validated; options left out take the config's values."""
-
-    query: str
-    budget: int
-    preamble: str | None
-    render: Render
-    packing: Packing
-    fill: Fill
-    spend: Spend
-    overflow: Overflow
-    loop: int = 0  # the newest history entries that came after the query (an agent's tool loop), sent after it
-    focus: str = ""  # what the history is scored against: the query, and with a loop the agent's latest action
-
-    @classmethod
-    def of(
-        cls,
-        query: str,
-        budget: object,
-        preamble: str | None,
-        cfg: AFMConfig,
-        loop: int = 0,
-        focus: str | None = None,
-        **options: str | None,
-    ) -> Request:
-        if not isinstance(query, str):
-            raise InvalidInput("the query must be a string")
-        budget = check_budget(budget)
-
-        def chosen(name: str) -> Any:
-            value = options.get(name) or getattr(cfg, name)
-            if value not in CALL_OPTIONS[name]:
-                raise InvalidInput(f"unknown {name} {value!r}; expected {' or '.join(CALL_OPTIONS[name])}")
-            return value
-
-        chosen_options = {name: chosen(name) for name in CALL_OPTIONS}
-        return cls(query, budget, preamble, **chosen_options, loop=loop, focus=focus or query)
-
-    def split_at(self, n: int) -> int:
-        """Where the query stands among ``n`` history entries: the entries from here on are the loop."""
-        return n - self.loop
-
-
-@dataclass(frozen=True, slots=True)
-class Scored:
-    """Scores and intended fidelities of one history for one query, with what they came from (the
-    similarities and recency weights), so that demoted messages can be scored again."""
-
-    classes: np.ndarray
-    similarity: np.ndarray
-    recency: np.ndarray
-    z: np.ndarray  # scoring="relevance": how far above the history's mean each message stands (core.relevance)
-    scores: np.ndarray
-    intended: np.ndarray
-    floor: np.ndarray | None  # the least each message scores (_floors), or None
-
-    @classmethod
-    def of(
-        cls,
-        classes: np.ndarray,
-        similarity: np.ndarray,
-        recency: np.ndarray,
-        z: np.ndarray,
-        cfg: AFMConfig,
-        floor: np.ndarray | None = None,
-    ) -> Scored:
-        if cfg.scoring == "paper":
-            scores = score_messages(classes, similarity, recency, cfg)
-        else:
-            scores = relevance_scores(classes, z, cfg)
-        if floor is not None:
-            scores = np.maximum(scores, floor)
-        return cls(classes, similarity, recency, z, scores, intended_fidelities(scores, classes, cfg), floor)
-
-    def reclassed(self, classes: np.ndarray, cfg: AFMConfig) -> Scored:
-        return Scored.of(classes, self.similarity, self.recency, self.z, cfg, self.floor)
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """What one ``build_context`` call packs: the history, its scores for the query, the cost of each
-    fidelity per message (overhead included), and what every context costs before any history."""
-
-    snap: Snapshot
-    scored: Scored
-    costs: np.ndarray
-    fixed: int
-    per_item: int
-    req: Request
-    cfg: AFMConfig
-    excerpts: np.ndarray | None  # compressed_form="excerpt": each message's best sentence (an index of snap.sentences)
-    counter: TokenCounter
-    language: str
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """What packing starts from for the space available, after any overflow decisions."""
-
-    pack_plan: PackPlan
-    scored: Scored
-    degraded: Degraded | None
-    limit: int | None = None  # what reserved messages may take, restored constraints included
 
 
 def build_context(
     snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenCounter, cfg: AFMConfig
 ) -> Context:
     """Pack ``snap`` for ``req``, whose query embeds as ``query_vector``."""
-    job = _job(snap, query_vector, req, counter, cfg)
+    job = make_job(snap, query_vector, req, counter, cfg)
     available, extra = req.budget - job.fixed, 0
     for _ in range(FIT_ROUNDS):
         attempt = _attempt(job, available, extra)
@@ -196,7 +80,7 @@ class Attempt:
     unnamed: int
 
     def context(self, job: Job) -> Context:
-        covered = _cover(self.fidelities, self.lines)
+        covered = cover(self.fidelities, self.lines)
         counts = np.bincount(covered, minlength=len(FIDELITIES))
         req = job.req
         return Context(
@@ -215,7 +99,7 @@ class Attempt:
 def _attempt(job: Job, available: int, extra: int) -> Attempt:
     """Pack, name the runs left out, render and count, with ``extra`` tokens set aside for the loop's lines."""
     req, cfg = job.req, job.cfg
-    reserve = _line_reserve(job, available) + extra
+    reserve = line_reserve(job, available) + extra
     plan = _plan(job, available - reserve)
     fidelities = pack(
         plan.pack_plan,
@@ -227,7 +111,7 @@ def _attempt(job: Job, available: int, extra: int) -> Attempt:
         reserve_placeholders=cfg.reserve_placeholders,
     )
     used = job.fixed + int(plan.pack_plan.cost_of(fidelities).sum())
-    lines = _range_lines(job, plan, fidelities, req.budget - used) if cfg.placeholders == "range" else {}
+    lines = range_lines(job, plan, fidelities, req.budget - used) if cfg.placeholders == "range" else {}
     texts = _texts(job, fidelities, plan.degraded)
     packed = _packed(job, plan, fidelities, texts, lines)
     before, loop = _at_query(job, packed)
@@ -240,16 +124,7 @@ def _attempt(job: Job, available: int, extra: int) -> Attempt:
     sent += chat_messages(loop)
     if req.render == "structured":
         used = sent_cost(job.counter, sent, cfg, image_price(image for p in packed for image in p.images))
-    return Attempt(plan, fidelities, texts, lines, sent, query_index, used, _unnamed(job, fidelities, lines))
-
-
-def _unnamed(job: Job, fidelities: np.ndarray, lines: dict[int, Line]) -> int:
-    """What lines for the loop's runs of left-out steps that got none would cost (range placeholders only)."""
-    if not job.req.loop or job.cfg.placeholders != "range":
-        return 0
-    split = job.req.split_at(len(fidelities))
-    missing = [a for a, _ in runs(fidelities != DROPPED, split) if a >= split and a not in lines]
-    return len(missing) * (job.per_item + job.cfg.placeholder_max_tokens + RANGE_EXTRA)
+    return Attempt(plan, fidelities, texts, lines, sent, query_index, used, unnamed(job, fidelities, lines))
 
 
 def _at_query(job: Job, packed: list[Packed]) -> tuple[list[Packed], list[Packed]]:
@@ -258,88 +133,6 @@ def _at_query(job: Job, packed: list[Packed]) -> tuple[list[Packed], list[Packed
         return packed, []
     k = bisect_left([p.index for p in packed], job.req.split_at(len(job.snap)))
     return packed[:k], packed[k:]
-
-
-def _line_reserve(job: Job, available: int) -> int:
-    """``placeholders="range"``: the tokens set aside for range lines, a share of what the CRITICAL messages
-    leave (so the reservation never decides whether constraints fit); none when the whole history fits."""
-    if job.cfg.placeholders == "message" or int(job.costs[:, FULL].sum()) <= available:
-        return 0
-    critical = int(job.costs[job.scored.classes == CRITICAL, FULL].sum())
-    return int(job.cfg.placeholder_share * max(0, available - critical))
-
-
-def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenCounter, cfg: AFMConfig) -> Job:
-    """Everything one call packs from: scores (the config's scoring), per-fidelity costs, the fixed cost."""
-    n = len(snap)
-    recency = recency_weight(messages_ago(n), cfg.half_life)
-    query_vector = np.asarray(query_vector, dtype=np.float32)
-    dense = (snap.vectors @ query_vector).astype(np.float64)
-    z, excerpts, excerpt_tokens = np.zeros(n), None, None
-    if cfg.scoring == "relevance" or cfg.compressed_form == "excerpt":
-        sentences = snap.sentences
-        best, best_sim = best_sentences(sentences.vectors @ query_vector, sentences.starts, sentences.owners)
-        if cfg.scoring == "relevance":
-            z = relevance_z(dense, best_sim, snap.lexical_scores(req.focus), recency, cfg)
-        if cfg.compressed_form == "excerpt":
-            excerpts = best  # a message without sentences (a tool-call unit) keeps its own compressed form
-            excerpt = excerpt_costs(
-                best, sentences.starts, sentences.tokens, snap.tokens[:, FULL], cfg.excerpt_min_saving
-            )
-            excerpt_tokens = np.where(snap.excerptable, excerpt, snap.tokens[:, COMPRESSED])
-    gate = cfg.critical_gate if cfg.scoring == "relevance" else None
-    language = language_of_counts(*(snap.letters[-LANGUAGE_WINDOW:].sum(axis=0) + letter_counts(req.query)))
-    per_item = item_overhead(req.render, cfg)
-    return Job(
-        snap,
-        Scored.of(
-            gated_classes(snap.classes, z, snap.pinned, snap.hard, gate),
-            dense,
-            recency,
-            z,
-            cfg,
-            _floors(snap, req, cfg),
-        ),
-        fidelity_costs(snap.tokens, per_item, cfg, excerpt_tokens),
-        fixed_cost(counter, req.query, req.preamble, req.render, language, cfg),
-        per_item,
-        req,
-        cfg,
-        excerpts,
-        counter,
-        language,
-    )
-
-
-def _floors(snap: Snapshot, req: Request, cfg: AFMConfig) -> np.ndarray | None:
-    """The least each message scores: a hard constraint the user stated (the rules name it: a cap, a
-    prohibition, a health fact) scores at least ``hard_floor`` when the classifier did not call it CRITICAL or
-    the reservation demoted it, so it is never left out while a merely relevant message is sent; the loop's
-    newest entry (the result the agent acts on next) scores like a CRITICAL message, first after the
-    reservation."""
-    floor = np.zeros(len(snap))
-    if cfg.hard_floor is not None:
-        hard = np.flatnonzero(snap.hard).tolist()
-        floor[[i for i in hard if snap.messages[i].role == "user"]] = cfg.hard_floor
-    if req.loop and len(snap):
-        floor[-1] = cfg.critical_score
-    return floor if floor.any() else None
-
-
-def fidelity_costs(
-    tokens: np.ndarray, per_item: int, cfg: AFMConfig, excerpt_tokens: np.ndarray | None = None
-) -> np.ndarray:
-    """Cost of each fidelity per message, overhead included; ``NEVER_FITS`` for those the config switches off
-    (and for per-message placeholders when runs get one line each). ``excerpt_tokens``: the compressed
-    fidelity is the query-aware excerpt."""
-    costs = tokens[:, : PLACEHOLDER + 1] + per_item
-    if excerpt_tokens is not None:
-        costs[:, COMPRESSED] = excerpt_tokens + per_item
-    if not cfg.use_compression:
-        costs[:, COMPRESSED] = NEVER_FITS
-    if not cfg.use_placeholders or cfg.placeholders == "range":
-        costs[:, PLACEHOLDER] = NEVER_FITS
-    return costs
 
 
 def _plan(job: Job, available: int) -> Plan:
@@ -410,48 +203,6 @@ def _compressed(job: Job, i: int) -> str:
         sentence = int(job.excerpts[i] - job.snap.sentences.starts[i])
         return sentences.text(m.content, sentence) if excerpt else m.content
     return m.compressed.text if m.tokens_compressed < m.tokens_full else m.content
-
-
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One placeholder line for the run of messages from its start (the key it is stored under) to ``end``."""
-
-    end: int
-    text: str
-    cost: int  # overhead included
-
-
-def _range_lines(job: Job, plan: Plan, fidelities: np.ndarray, spare: int) -> dict[int, Line]:
-    """``placeholders="range"``: one line for each run of messages left out, most relevant runs first, within
-    ``spare`` tokens (``core.ranges``). A run of one message is named by its own placeholder."""
-    scores, cfg = plan.scored.scores, job.cfg
-    made: dict[tuple[int, int], Line] = {}
-
-    def line(a: int, b: int) -> Line:
-        m = job.snap.messages[a]
-        if b - a == 1:
-            return Line(b, m.placeholder, m.tokens_placeholder + job.per_item)
-        topic = job.snap.messages[a + int(np.argmax(scores[a:b]))].topic
-        text, tokens = range_placeholder(a, b - 1, topic, job.counter, cfg.placeholder_max_tokens + RANGE_EXTRA)
-        return Line(b, text, tokens + job.per_item)
-
-    def cost(a: int, b: int) -> int:
-        made[(a, b)] = made.get((a, b)) or line(a, b)
-        return made[(a, b)].cost
-
-    split = job.req.split_at(len(fidelities))
-    candidates = runs(fidelities != DROPPED, split)
-    first = np.where(np.arange(len(scores)) >= split, scores + 2, scores)  # the loop's runs are named first
-    chosen = choose(candidates, first, cost, spare, min_spare=job.per_item + MIN_LINE_TOKENS)
-    return {a: made[(a, b)] for a, b in chosen}
-
-
-def _cover(fidelities: np.ndarray, lines: dict[int, Line]) -> np.ndarray:
-    """The fidelities with every message of a run that got a line counted as a placeholder."""
-    covered = fidelities.copy()
-    for start, line in lines.items():
-        covered[start : line.end] = PLACEHOLDER
-    return covered
 
 
 def _packed(

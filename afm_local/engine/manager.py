@@ -30,10 +30,11 @@ from ..core.types import Context, Message
 from ..core.units import group
 from ..core.vocabulary import Importance
 from .background import background_worker
-from .build import Request, build_context
+from .build import build_context
 from .cache import ArtifactCache
 from .history import History
 from .ingest import Ingestor
+from .job import Request
 
 
 class FocusManager:
