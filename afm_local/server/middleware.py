@@ -193,7 +193,7 @@ class BrowserGuardMiddleware:
         await self.app(scope, receive, with_cors)
 
     def _host_allowed(self, host: bytes) -> bool:
-        if self.hosts is None:
+        if self.hosts is None or not host:  # no Host at all (HTTP/1.0 tools): no browser sends that
             return True
         name, port = host, b""
         if host.startswith(b"["):  # [::1]:8765
@@ -213,7 +213,8 @@ class AuthMiddleware:
     ``Principal`` (tenant and key id) goes into ``scope["state"]["principal"]``, where the routes'
     dependencies read it; then the key's rate limit, then the tenant's concurrency limit, held while the
     request runs, so that a tenant's requests queue behind its own and never take every slot of the
-    process (an open server has one tenant only: no limit). An address whose keys failed too often within
+    process (a server with no stored key, open or with ``--api-key-env``'s key alone, has one tenant only:
+    no limit). An address whose keys failed too often within
     a minute gets 429s before its key is looked up."""
 
     def __init__(
@@ -235,7 +236,7 @@ class AuthMiddleware:
         source = (scope.get("client") or ("-",))[0]
         wait = self.failures.retry_after(source) if self.failures is not None else 0.0
         if wait > 0:  # no store lookup for this address: only a key already verified still works
-            principal = self.keyring.resolve_known(_bearer(scope))
+            principal, shared = self.keyring.resolve_known(_bearer(scope)), True
             if principal is None:
                 message = f"too many failed authentications from this address; retry in {math.ceil(wait)} s"
                 await send_json(
@@ -244,7 +245,7 @@ class AuthMiddleware:
                 return
         else:
             try:
-                principal = await anyio.to_thread.run_sync(self._principal, _bearer(scope))
+                principal, shared = await anyio.to_thread.run_sync(self._principal, _bearer(scope))
             except StoreError as exc:  # the keys could not be read: nothing is served, as for any store failure
                 await send_json(send, 503, error_body("storage_unavailable", str(exc)))
                 return
@@ -266,7 +267,7 @@ class AuthMiddleware:
                 send, 429, error_body("rate_limited", message), [(b"retry-after", str(math.ceil(wait)).encode())]
             )
             return
-        if self.tenant_concurrency is None or principal is OPEN:
+        if self.tenant_concurrency is None or not shared:
             await self.app(scope, receive, send)
             return
         async with self._tenant_limiter(principal.tenant):
@@ -281,12 +282,13 @@ class AuthMiddleware:
             limiter = self._tenants[tenant] = anyio.CapacityLimiter(self.tenant_concurrency)
         return limiter
 
-    def _principal(self, token: bytes | None) -> Principal | None:
-        """The key's principal; with no valid key, the open default when the server has no key at all."""
+    def _principal(self, token: bytes | None) -> tuple[Principal | None, bool]:
+        """The key's principal (with no valid key, the open default when the server has no key at all), and
+        whether other tenants can call this server too (a key was stored: the tenant limit applies)."""
         principal = self.keyring.resolve(token) if token else None
         if principal is None and self.keyring.is_open():
-            return OPEN
-        return principal
+            return OPEN, False
+        return principal, not self.keyring.one_tenant()
 
 
 def _bearer(scope: dict[str, Any]) -> bytes | None:

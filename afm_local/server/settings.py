@@ -61,7 +61,8 @@ class ServerSettings:
     keep_alive_s: float = 5.0
     max_connections: int = 512
     # Fairness: requests of one tenant in flight at once (the others queue behind them); None: one less than
-    # ``concurrency`` (at least 1), so that another tenant always finds a slot. Not applied to an open server.
+    # ``concurrency`` (at least 1), so that another tenant always finds a slot. Not applied while no key is stored
+    # (an open server, or --api-key-env's key alone): then only one tenant can call.
     tenant_concurrency: int | None = None
     auth_failures_per_minute: int = 30  # wrong or missing keys from one address a minute before it gets 429s
     otel: bool = False  # OpenTelemetry spans of every ingest and build (afm_local.integrations.otel, the otel extra)
