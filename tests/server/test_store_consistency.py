@@ -81,3 +81,22 @@ def test_what_a_refused_write_derived_from_its_file_is_swept_at_start_up(spawn_s
     assert artifacts_of(db, refused) == 0
     assert artifacts_of(db, kept) > 0  # what a stored message sends is kept
     assert "orphaned file artifacts" in srv.log()
+
+
+def test_room_is_checked_before_anything_is_derived(tmp_path):
+    """``check_room``: the quota asked before a message's artifacts are made (the append checks again)."""
+    from afm_local.core.errors import QuotaExceeded
+    from afm_local.server.store import Quota
+
+    store = open_store(str(tmp_path / "room.db"), pool_size=1)
+    try:
+        tenant = store.tenant("t", Quota(bytes=100))
+        sid = tenant.create_session()["id"]
+        tenant.check_room("x" * 60)
+        tenant.append_message(sid, "m1", "user", "x" * 60, None)
+        with pytest.raises(QuotaExceeded):
+            tenant.check_room("y" * 50)
+        tenant.check_room("y" * 40)
+        assert tenant.usage()["messages"] == 1
+    finally:
+        store.close()

@@ -122,7 +122,7 @@ class TenantStore:
         if not valid_session_id(session_id):
             raise UnknownSession(session_id)
         created = time.time()
-        size = len(content.encode("utf-8", "surrogatepass")) + sum(len(a.data) for a in attachments)
+        size = _size(content, attachments)
         with self._tx(write=True) as db:
             self._check_room(db, size)
             taken = db.execute(
@@ -165,6 +165,15 @@ class TenantStore:
                 "filename) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (self.tenant, session_id, seq, position, a.part, sha256, a.url or None, a.detail, a.filename),
             )
+
+    def check_room(self, content: str, attachments: Sequence[Attachment] = ()) -> None:
+        """``QuotaExceeded`` when a message of this content and these attachments would not fit the tenant's
+        quota now: for a caller to ask before it derives anything from the message (the append checks again,
+        exactly, in its transaction)."""
+        if self.quota.messages is None and self.quota.bytes is None:
+            return
+        with self._tx(write=False) as db:
+            self._check_room(db, _size(content, attachments))
 
     def _check_room(self, db: Executor, size: int) -> None:
         if self.quota.messages is None and self.quota.bytes is None:
@@ -277,6 +286,11 @@ class TenantStore:
                 deleted = db.execute(f"DELETE FROM {table} WHERE tenant_id = ?", (self.tenant,)).rowcount
         self._store.scrub()
         return int(deleted)
+
+
+def _size(content: str, attachments: Sequence[Attachment]) -> int:
+    """What a message counts in the quota: its text's UTF-8 bytes and its files' bytes."""
+    return len(content.encode("utf-8", "surrogatepass")) + sum(len(a.data) for a in attachments)
 
 
 def _usage(db: Executor, tenant: str) -> dict[str, int]:
