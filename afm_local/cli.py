@@ -488,6 +488,11 @@ def _add_serve_access(s: argparse.ArgumentParser, d: ServerSettings) -> None:
         help="requests of one tenant in flight at once per worker (default: --concurrency minus 1, at least 1)",
     )
     s.add_argument(
+        "--tenant-queue",
+        type=int,
+        help=f"requests of one tenant waiting for their turn before it gets 429s (default {d.tenant_queue})",
+    )
+    s.add_argument(
         "--header-timeout",
         dest="header_timeout_s",
         type=float,

@@ -146,6 +146,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
         limiter=state.rate_limiter,
         failures=FailureLimiter(settings.auth_failures_per_minute),
         tenant_concurrency=settings.tenant_concurrency,
+        tenant_queue=settings.tenant_queue,
     )
     app.add_middleware(
         BrowserGuardMiddleware,

@@ -214,7 +214,8 @@ class AuthMiddleware:
     dependencies read it; then the key's rate limit, then the tenant's concurrency limit, held while the
     request runs, so that a tenant's requests queue behind its own and never take every slot of the
     process (a server with no stored key, open or with ``--api-key-env``'s key alone, has one tenant only:
-    no limit). An address whose keys failed too often within
+    no limit); past ``tenant_queue`` of its requests waiting, a tenant gets 429s, so that its queue cannot
+    take every connection the server accepts. An address whose keys failed too often within
     a minute gets 429s before its key is looked up."""
 
     def __init__(
@@ -224,9 +225,10 @@ class AuthMiddleware:
         limiter: RateLimiter,
         failures: FailureLimiter | None = None,
         tenant_concurrency: int | None = None,
+        tenant_queue: int = 32,
     ) -> None:
         self.app, self.keyring, self.limiter = app, keyring, limiter
-        self.failures, self.tenant_concurrency = failures, tenant_concurrency
+        self.failures, self.tenant_concurrency, self.tenant_queue = failures, tenant_concurrency, tenant_queue
         self._tenants: dict[str, anyio.CapacityLimiter] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
@@ -270,7 +272,12 @@ class AuthMiddleware:
         if self.tenant_concurrency is None or not shared:
             await self.app(scope, receive, send)
             return
-        async with self._tenant_limiter(principal.tenant):
+        limiter = self._tenant_limiter(principal.tenant)
+        if limiter.statistics().tasks_waiting >= self.tenant_queue:  # its queue would hold every connection
+            message = f"this tenant already has {self.tenant_queue} requests waiting; retry in 1 s"
+            await send_json(send, 429, error_body("rate_limited", message), [(b"retry-after", b"1")])
+            return
+        async with limiter:
             await self.app(scope, receive, send)
 
     def _tenant_limiter(self, tenant: str) -> anyio.CapacityLimiter:

@@ -64,6 +64,7 @@ class ServerSettings:
     # ``concurrency`` (at least 1), so that another tenant always finds a slot. Not applied while no key is stored
     # (an open server, or --api-key-env's key alone): then only one tenant can call.
     tenant_concurrency: int | None = None
+    tenant_queue: int = 32  # requests of one tenant waiting for its turn before the next gets a 429
     auth_failures_per_minute: int = 30  # wrong or missing keys from one address a minute before it gets 429s
     otel: bool = False  # OpenTelemetry spans of every ingest and build (afm_local.integrations.otel, the otel extra)
     config: AFMConfig = field(default_factory=AFMConfig)
@@ -92,6 +93,8 @@ class ServerSettings:
             self.tenant_concurrency = max(1, self.concurrency - 1)
         if not isinstance(self.tenant_concurrency, int) or self.tenant_concurrency < 1:
             raise InvalidInput("tenant concurrency must be a positive integer")
+        if not isinstance(self.tenant_queue, int) or self.tenant_queue < 1:
+            raise InvalidInput("--tenant-queue must be a positive integer")
         if self.header_timeout_s <= 0 or self.keep_alive_s <= 0 or self.max_connections < 1:
             raise InvalidInput("header timeout, keep-alive and connection limit must be positive")
         if self.auth_failures_per_minute < 1:

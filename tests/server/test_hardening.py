@@ -175,7 +175,8 @@ def test_a_heavy_tenant_queues_behind_itself(spawn_server, tmp_path):
     with one slot a tenant, it is answered while the heavy calls run (0.1 s)."""
     db = str(tmp_path / "fair.db")
     keys = {t: create_key(db, t) for t in ("heavy", "light")}
-    srv = spawn_server("--db", db, "--no-abstractive", "--concurrency", "2", "--rate-limit", "0", name="fair")
+    srv = spawn_server("--db", db, "--no-abstractive", "--concurrency", "2", "--rate-limit", "0", "--tenant-queue", "3",
+                       name="fair")
     heavy_done: list[float] = []
     start = time.monotonic()
 
@@ -193,6 +194,9 @@ def test_a_heavy_tenant_queues_behind_itself(spawn_server, tmp_path):
     for t in threads:
         t.start()
     time.sleep(1.0)  # the heavy calls are in: one running, three queued behind it
+    one_more = httpx.post(srv.url + "/v1/context", json={"messages": [], "query": "q", "budget_tokens": 50},
+                          headers={"Authorization": f"Bearer {keys['heavy']}"}, timeout=60, trust_env=False)
+    assert is_error(one_more, 429) and one_more.headers["retry-after"] == "1"  # its queue is full: not a 5th
     light = {"Authorization": f"Bearer {keys['light']}"}
     waits = []
     for _ in range(5):
