@@ -499,6 +499,12 @@ def _add_serve_access(s: argparse.ArgumentParser, d: ServerSettings) -> None:
         help=f"seconds a client has to send a request's headers (default {d.header_timeout_s:g})",
     )
     s.add_argument(
+        "--body-timeout",
+        dest="body_timeout_s",
+        type=float,
+        help=f"seconds a request's body has to arrive after its headers (default {d.body_timeout_s:g})",
+    )
+    s.add_argument(
         "--max-connections",
         type=int,
         help=f"open connections per worker before requests are answered 503 (default {d.max_connections})",

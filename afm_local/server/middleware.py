@@ -29,12 +29,13 @@ class BodyLimitMiddleware:
     """Reads the whole body (at most ``limit`` bytes, whatever Content-Length says) before the app runs.
 
     An oversized body gets a 413 JSON error; so does a declared Content-Length over the limit, without
-    trusting it for the accepted case. A JSON body that is not valid UTF-8 gets a 400 here, before any
-    parsing.
+    trusting it for the accepted case. A body that has not all arrived ``timeout`` seconds after the
+    headers gets a 408 and the connection is closed (uvicorn has no body-read timeout of its own). A JSON
+    body that is not valid UTF-8 gets a 400 here, before any parsing.
     """
 
-    def __init__(self, app: Any, limit: int) -> None:
-        self.app, self.limit = app, limit
+    def __init__(self, app: Any, limit: int, timeout: float = 60.0) -> None:
+        self.app, self.limit, self.timeout = app, limit, timeout
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         if scope["type"] != "http":
@@ -52,17 +53,22 @@ class BodyLimitMiddleware:
         total = 0
         too_big = declared is not None and declared > self.limit
         more = True
-        while more and not too_big:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            total += len(chunk)
-            more = message.get("more_body", False)
-            if total > self.limit:
-                too_big = True
-                break
-            chunks.append(chunk)
+        with anyio.move_on_after(self.timeout) as reading:
+            while more and not too_big:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                chunk = message.get("body", b"")
+                total += len(chunk)
+                more = message.get("more_body", False)
+                if total > self.limit:
+                    too_big = True
+                    break
+                chunks.append(chunk)
+        if reading.cancelled_caught:
+            message_text = f"the request body did not arrive within {self.timeout:g} s"
+            await send_json(send, 408, error_body("request_timeout", message_text), [(b"connection", b"close")])
+            return
         if too_big:
             await self._refuse(receive, send, total, more)
             return

@@ -58,6 +58,7 @@ class ServerSettings:
     # or of the previous response; an idle keep-alive connection closes after keep_alive_s; past
     # max_connections open connections (or requests in flight) every request is answered 503.
     header_timeout_s: float = 10.0
+    body_timeout_s: float = 60.0  # a request's body must all arrive within this of its headers (else 408)
     keep_alive_s: float = 5.0
     max_connections: int = 512
     # Fairness: requests of one tenant in flight at once (the others queue behind them); None: one less than
@@ -95,8 +96,8 @@ class ServerSettings:
             raise InvalidInput("tenant concurrency must be a positive integer")
         if not isinstance(self.tenant_queue, int) or self.tenant_queue < 1:
             raise InvalidInput("--tenant-queue must be a positive integer")
-        if self.header_timeout_s <= 0 or self.keep_alive_s <= 0 or self.max_connections < 1:
-            raise InvalidInput("header timeout, keep-alive and connection limit must be positive")
+        if min(self.header_timeout_s, self.body_timeout_s, self.keep_alive_s) <= 0 or self.max_connections < 1:
+            raise InvalidInput("header and body timeouts, keep-alive and connection limit must be positive")
         if self.auth_failures_per_minute < 1:
             raise InvalidInput("--auth-failures-per-minute must be a positive integer")
         if self.rate_limit < 0 or self.rate_burst < 1:

@@ -3,7 +3,8 @@
 * a page on another site cannot drive the open default mode: non-JSON bodies get 415, a foreign
   ``Origin`` or ``Sec-Fetch-Site: cross-site`` 403, a rebinding ``Host`` 403, and nothing is stored;
   CORS is answered only for configured origins; ordinary clients are unaffected;
-* connections that never finish their headers are closed after ``--header-timeout`` and stop blocking;
+* connections that never finish their headers are closed after ``--header-timeout`` and stop blocking, and a
+  body that never arrives gets 408 after ``--body-timeout``;
 * a tenant's requests queue behind its own, so another tenant's small request is answered meanwhile;
 * wrong keys from one address get 429 after ``--auth-failures-per-minute``, its valid key still works;
 * a 405 names every method of the path; ``/mcp`` is named in the metrics; store files are 0600; keys
@@ -136,7 +137,7 @@ def test_cors_only_for_configured_origins_and_extra_host_names(spawn_server, tmp
 
 def test_connections_that_never_finish_their_headers_are_closed(spawn_server, tmp_path):
     srv = spawn_server("--db", str(tmp_path / "slow.db"), "--no-abstractive", "--max-connections", "20",
-                       "--header-timeout", "2", name="slow")
+                       "--header-timeout", "2", "--body-timeout", "2", name="slow")
     slow = []
     for _ in range(30):  # more than the connection cap, each trickling its headers a byte at a time
         s = socket.create_connection(("127.0.0.1", srv.port))
@@ -163,6 +164,16 @@ def test_connections_that_never_finish_their_headers_are_closed(spawn_server, tm
     assert httpx.get(srv.url + "/healthz", trust_env=False).status_code == 200
     for s in slow:
         s.close()
+    # headers complete, the body never: 408 after the body timeout, and the connection closed
+    with socket.create_connection(("127.0.0.1", srv.port)) as s:
+        s.sendall(b"POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 100\r\n\r\n{\"a\": ")
+        s.settimeout(10)
+        start, answer = time.monotonic(), b""
+        while chunk := s.recv(4096):
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert b"request_timeout" in answer and 1.5 < time.monotonic() - start < 8
 
 
 # ------------------------------------------------------------------------------------------ fairness
