@@ -488,10 +488,21 @@ def _add_serve_access(s: argparse.ArgumentParser, d: ServerSettings) -> None:
         help="requests of one tenant in flight at once per worker (default: --concurrency minus 1, at least 1)",
     )
     s.add_argument(
+        "--tenant-queue",
+        type=int,
+        help=f"requests of one tenant waiting for their turn before it gets 429s (default {d.tenant_queue})",
+    )
+    s.add_argument(
         "--header-timeout",
         dest="header_timeout_s",
         type=float,
         help=f"seconds a client has to send a request's headers (default {d.header_timeout_s:g})",
+    )
+    s.add_argument(
+        "--body-timeout",
+        dest="body_timeout_s",
+        type=float,
+        help=f"seconds a request's body has to arrive after its headers (default {d.body_timeout_s:g})",
     )
     s.add_argument(
         "--max-connections",

@@ -137,13 +137,14 @@ def create_app(settings: ServerSettings) -> FastAPI:
     if mcp is not None:
         _mount_mcp(app, mcp, settings.host)
     # ASGI layers, outermost last
-    app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes)
+    app.add_middleware(BodyLimitMiddleware, limit=settings.max_body_bytes, timeout=settings.body_timeout_s)
     app.add_middleware(
         AuthMiddleware,
         keyring=state.keyring,
         limiter=state.rate_limiter,
         failures=FailureLimiter(settings.auth_failures_per_minute),
         tenant_concurrency=settings.tenant_concurrency,
+        tenant_queue=settings.tenant_queue,
     )
     app.add_middleware(
         BrowserGuardMiddleware,

@@ -73,14 +73,17 @@ class KeyRing:
 
     def is_open(self) -> bool:
         """No key was ever made: every request is the default tenant (checked at most once a second)."""
-        if self._env is not None:
-            return False
+        return self._env is None and self.one_tenant()
+
+    def one_tenant(self) -> bool:
+        """No key was ever stored, so only the default tenant can call (an open server, or one with
+        ``--api-key-env``'s key alone); blocking, a store read at most once a second."""
         now = time.monotonic()
-        is_open, checked = self._open
+        none_stored, checked = self._open
         if now - checked > OPEN_CHECK_S:
-            is_open = not self._keys.any()
-            self._open = (is_open, now)
-        return is_open
+            none_stored = not self._keys.any()
+            self._open = (none_stored, now)
+        return none_stored
 
     def resolve_known(self, token: bytes | None) -> Principal | None:
         """The principal of the ``--api-key-env`` key or of a key verified in the last ``KEY_TTL_S``, without

@@ -26,12 +26,13 @@ class BodyLimitMiddleware:
     """Reads the whole body (at most ``limit`` bytes, whatever Content-Length says) before the app runs.
 
     An oversized body gets a 413 JSON error; so does a declared Content-Length over the limit, without
-    trusting it for the accepted case. A JSON body that is not valid UTF-8 gets a 400 here, before any
-    parsing.
+    trusting it for the accepted case. A body that has not all arrived ``timeout`` seconds after the
+    headers gets a 408 and the connection is closed (uvicorn has no body-read timeout of its own). A JSON
+    body that is not valid UTF-8 gets a 400 here, before any parsing.
     """
 
-    def __init__(self, app: Any, limit: int) -> None:
-        self.app, self.limit = app, limit
+    def __init__(self, app: Any, limit: int, timeout: float = 60.0) -> None:
+        self.app, self.limit, self.timeout = app, limit, timeout
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         if scope["type"] != "http":
@@ -49,17 +50,22 @@ class BodyLimitMiddleware:
         total = 0
         too_big = declared is not None and declared > self.limit
         more = True
-        while more and not too_big:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            chunk = message.get("body", b"")
-            total += len(chunk)
-            more = message.get("more_body", False)
-            if total > self.limit:
-                too_big = True
-                break
-            chunks.append(chunk)
+        with anyio.move_on_after(self.timeout) as reading:
+            while more and not too_big:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return
+                chunk = message.get("body", b"")
+                total += len(chunk)
+                more = message.get("more_body", False)
+                if total > self.limit:
+                    too_big = True
+                    break
+                chunks.append(chunk)
+        if reading.cancelled_caught:
+            message_text = f"the request body did not arrive within {self.timeout:g} s"
+            await send_json(send, 408, error_body("request_timeout", message_text), [(b"connection", b"close")])
+            return
         if too_big:
             await self._refuse(scope, receive, send, total, more)
             return
@@ -192,7 +198,7 @@ class BrowserGuardMiddleware:
         await self.app(scope, receive, with_cors)
 
     def _host_allowed(self, host: bytes) -> bool:
-        if self.hosts is None:
+        if self.hosts is None or not host:  # no Host at all (HTTP/1.0 tools): no browser sends that
             return True
         name, port = host, b""
         if host.startswith(b"["):  # [::1]:8765
@@ -212,7 +218,9 @@ class AuthMiddleware:
     ``Principal`` (tenant and key id) goes into ``scope["state"]["principal"]``, where the routes'
     dependencies read it; then the key's rate limit, then the tenant's concurrency limit, held while the
     request runs, so that a tenant's requests queue behind its own and never take every slot of the
-    process (an open server has one tenant only: no limit). An address whose keys failed too often within
+    process (a server with no stored key, open or with ``--api-key-env``'s key alone, has one tenant only:
+    no limit); past ``tenant_queue`` of its requests waiting, a tenant gets 429s, so that its queue cannot
+    take every connection the server accepts. An address whose keys failed too often within
     a minute gets 429s before its key is looked up."""
 
     def __init__(
@@ -222,9 +230,10 @@ class AuthMiddleware:
         limiter: RateLimiter,
         failures: FailureLimiter | None = None,
         tenant_concurrency: int | None = None,
+        tenant_queue: int = 32,
     ) -> None:
         self.app, self.keyring, self.limiter = app, keyring, limiter
-        self.failures, self.tenant_concurrency = failures, tenant_concurrency
+        self.failures, self.tenant_concurrency, self.tenant_queue = failures, tenant_concurrency, tenant_queue
         self._tenants: dict[str, anyio.CapacityLimiter] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
@@ -234,7 +243,7 @@ class AuthMiddleware:
         source = (scope.get("client") or ("-",))[0]
         wait = self.failures.retry_after(source) if self.failures is not None else 0.0
         if wait > 0:  # no store lookup for this address: only a key already verified still works
-            principal = self.keyring.resolve_known(_bearer(scope))
+            principal, shared = self.keyring.resolve_known(_bearer(scope)), True
             if principal is None:
                 message = f"too many failed authentications from this address; retry in {math.ceil(wait)} s"
                 retry = [(b"retry-after", str(math.ceil(wait)).encode())]
@@ -242,7 +251,7 @@ class AuthMiddleware:
                 return
         else:
             try:
-                principal = await anyio.to_thread.run_sync(self._principal, _bearer(scope))
+                principal, shared = await anyio.to_thread.run_sync(self._principal, _bearer(scope))
             except StoreError as exc:  # the keys could not be read: nothing is served, as for any store failure
                 await send_error(send, scope, 503, "storage_unavailable", str(exc))
                 return
@@ -259,10 +268,15 @@ class AuthMiddleware:
             retry = [(b"retry-after", str(math.ceil(wait)).encode())]
             await send_error(send, scope, 429, "rate_limited", message, retry)
             return
-        if self.tenant_concurrency is None or principal is OPEN:
+        if self.tenant_concurrency is None or not shared:
             await self.app(scope, receive, send)
             return
-        async with self._tenant_limiter(principal.tenant):
+        limiter = self._tenant_limiter(principal.tenant)
+        if limiter.statistics().tasks_waiting >= self.tenant_queue:  # its queue would hold every connection
+            message = f"this tenant already has {self.tenant_queue} requests waiting; retry in 1 s"
+            await send_json(send, 429, error_body("rate_limited", message), [(b"retry-after", b"1")])
+            return
+        async with limiter:
             await self.app(scope, receive, send)
 
     def _tenant_limiter(self, tenant: str) -> anyio.CapacityLimiter:
@@ -274,12 +288,13 @@ class AuthMiddleware:
             limiter = self._tenants[tenant] = anyio.CapacityLimiter(self.tenant_concurrency)
         return limiter
 
-    def _principal(self, token: bytes | None) -> Principal | None:
-        """The key's principal; with no valid key, the open default when the server has no key at all."""
+    def _principal(self, token: bytes | None) -> tuple[Principal | None, bool]:
+        """The key's principal (with no valid key, the open default when the server has no key at all), and
+        whether other tenants can call this server too (a key was stored: the tenant limit applies)."""
         principal = self.keyring.resolve(token) if token else None
         if principal is None and self.keyring.is_open():
-            return OPEN
-        return principal
+            return OPEN, False
+        return principal, not self.keyring.one_tenant()
 
 
 def _bearer(scope: dict[str, Any]) -> bytes | None:

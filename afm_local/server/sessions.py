@@ -120,6 +120,7 @@ class Sessions:
         turns = [replace(as_turn(m), id=uuid.uuid4().hex) for m in messages]
         session = await self.session(store, session_id)
         assert session.fm is not None
+        await self.run(store.check_room, turns)  # a message over the quota leaves nothing derived behind
         await self.run(session.fm.prepare, turns)
         async with session.lock:
             rows = await self.run(store.append_messages, session_id, turns)

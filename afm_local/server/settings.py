@@ -60,11 +60,14 @@ class ServerSettings:
     # or of the previous response; an idle keep-alive connection closes after keep_alive_s; past
     # max_connections open connections (or requests in flight) every request is answered 503.
     header_timeout_s: float = 10.0
+    body_timeout_s: float = 60.0  # a request's body must all arrive within this of its headers (else 408)
     keep_alive_s: float = 5.0
     max_connections: int = 512
     # Fairness: requests of one tenant in flight at once (the others queue behind them); None: one less than
-    # ``concurrency`` (at least 1), so that another tenant always finds a slot. Not applied to an open server.
+    # ``concurrency`` (at least 1), so that another tenant always finds a slot. Not applied while no key is stored
+    # (an open server, or --api-key-env's key alone): then only one tenant can call.
     tenant_concurrency: int | None = None
+    tenant_queue: int = 32  # requests of one tenant waiting for its turn before the next gets a 429
     auth_failures_per_minute: int = 30  # wrong or missing keys from one address a minute before it gets 429s
     otel: bool = False  # OpenTelemetry spans of every ingest and build (afm_local.integrations.otel, the otel extra)
     config: AFMConfig = field(default_factory=AFMConfig)
@@ -95,8 +98,10 @@ class ServerSettings:
             self.tenant_concurrency = max(1, self.concurrency - 1)
         if not isinstance(self.tenant_concurrency, int) or self.tenant_concurrency < 1:
             raise InvalidInput("tenant concurrency must be a positive integer")
-        if self.header_timeout_s <= 0 or self.keep_alive_s <= 0 or self.max_connections < 1:
-            raise InvalidInput("header timeout, keep-alive and connection limit must be positive")
+        if not isinstance(self.tenant_queue, int) or self.tenant_queue < 1:
+            raise InvalidInput("--tenant-queue must be a positive integer")
+        if min(self.header_timeout_s, self.body_timeout_s, self.keep_alive_s) <= 0 or self.max_connections < 1:
+            raise InvalidInput("header and body timeouts, keep-alive and connection limit must be positive")
         if self.auth_failures_per_minute < 1:
             raise InvalidInput("--auth-failures-per-minute must be a positive integer")
         if self.rate_limit < 0 or self.rate_burst < 1:

@@ -3,7 +3,8 @@
 * a page on another site cannot drive the open default mode: non-JSON bodies get 415, a foreign
   ``Origin`` or ``Sec-Fetch-Site: cross-site`` 403, a rebinding ``Host`` 403, and nothing is stored;
   CORS is answered only for configured origins; ordinary clients are unaffected;
-* connections that never finish their headers are closed after ``--header-timeout`` and stop blocking;
+* connections that never finish their headers are closed after ``--header-timeout`` and stop blocking, and a
+  body that never arrives gets 408 after ``--body-timeout``;
 * a tenant's requests queue behind its own, so another tenant's small request is answered meanwhile;
 * wrong keys from one address get 429 after ``--auth-failures-per-minute``, its valid key still works;
 * a 405 names every method of the path; ``/mcp`` is named in the metrics; store files are 0600; keys
@@ -136,7 +137,7 @@ def test_cors_only_for_configured_origins_and_extra_host_names(spawn_server, tmp
 
 def test_connections_that_never_finish_their_headers_are_closed(spawn_server, tmp_path):
     srv = spawn_server("--db", str(tmp_path / "slow.db"), "--no-abstractive", "--max-connections", "20",
-                       "--header-timeout", "2", name="slow")
+                       "--header-timeout", "2", "--body-timeout", "2", name="slow")
     slow = []
     for _ in range(30):  # more than the connection cap, each trickling its headers a byte at a time
         s = socket.create_connection(("127.0.0.1", srv.port))
@@ -163,6 +164,16 @@ def test_connections_that_never_finish_their_headers_are_closed(spawn_server, tm
     assert httpx.get(srv.url + "/healthz", trust_env=False).status_code == 200
     for s in slow:
         s.close()
+    # headers complete, the body never: 408 after the body timeout, and the connection closed
+    with socket.create_connection(("127.0.0.1", srv.port)) as s:
+        s.sendall(b"POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 100\r\n\r\n{\"a\": ")
+        s.settimeout(10)
+        start, answer = time.monotonic(), b""
+        while chunk := s.recv(4096):
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+        assert b"request_timeout" in answer and 1.5 < time.monotonic() - start < 8
 
 
 # ------------------------------------------------------------------------------------------ fairness
@@ -175,7 +186,8 @@ def test_a_heavy_tenant_queues_behind_itself(spawn_server, tmp_path):
     with one slot a tenant, it is answered while the heavy calls run (0.1 s)."""
     db = str(tmp_path / "fair.db")
     keys = {t: create_key(db, t) for t in ("heavy", "light")}
-    srv = spawn_server("--db", db, "--no-abstractive", "--concurrency", "2", "--rate-limit", "0", name="fair")
+    srv = spawn_server("--db", db, "--no-abstractive", "--concurrency", "2", "--rate-limit", "0", "--tenant-queue", "3",
+                       name="fair")
     heavy_done: list[float] = []
     start = time.monotonic()
 
@@ -193,6 +205,9 @@ def test_a_heavy_tenant_queues_behind_itself(spawn_server, tmp_path):
     for t in threads:
         t.start()
     time.sleep(1.0)  # the heavy calls are in: one running, three queued behind it
+    one_more = httpx.post(srv.url + "/v1/context", json={"messages": [], "query": "q", "budget_tokens": 50},
+                          headers={"Authorization": f"Bearer {keys['heavy']}"}, timeout=60, trust_env=False)
+    assert is_error(one_more, 429) and one_more.headers["retry-after"] == "1"  # its queue is full: not a 5th
     light = {"Authorization": f"Bearer {keys['light']}"}
     waits = []
     for _ in range(5):

@@ -81,3 +81,54 @@ def test_what_a_refused_write_derived_from_its_file_is_swept_at_start_up(spawn_s
     assert artifacts_of(db, refused) == 0
     assert artifacts_of(db, kept) > 0  # what a stored message sends is kept
     assert "orphaned file artifacts" in srv.log()
+
+
+def test_room_is_checked_before_anything_is_derived(tmp_path):
+    """``check_room``: the quota asked before a message's artifacts are made (the append checks again)."""
+    from afm_local.core.errors import QuotaExceeded
+    from afm_local.core.turns import Turn
+    from afm_local.server.store import Quota
+
+    store = open_store(str(tmp_path / "room.db"), pool_size=1)
+    try:
+        tenant = store.tenant("t", Quota(bytes=100))
+        sid = tenant.create_session()["id"]
+        tenant.check_room([Turn("user", "x" * 60)])
+        tenant.append_message(sid, "m1", "user", "x" * 60, None)
+        with pytest.raises(QuotaExceeded):
+            tenant.check_room([Turn("user", "y" * 50)])
+        tenant.check_room([Turn("user", "y" * 40)])
+        with pytest.raises(QuotaExceeded):  # two messages that fit one by one, not together
+            tenant.check_room([Turn("user", "y" * 30), Turn("user", "z" * 30)])
+        assert tenant.usage()["messages"] == 1
+    finally:
+        store.close()
+
+
+def test_lookups_and_the_repair_on_both_stores(store_db):
+    """On SQLite and PostgreSQL (row-level security on): a copy from another session, and the repair run
+    when a process first opens the tenant, which deletes only the file artifacts no message sends."""
+    from afm_local.core.parts import Attachment
+
+    sent, refused = Attachment("file", b"a file a message sends"), Attachment("file", b"a file whose write failed")
+    store = open_store(store_db, pool_size=1)
+    try:
+        tenant = store.tenant("t")
+        sid, other = tenant.create_session()["id"], tenant.create_session()["id"]
+        tenant.append_message(sid, "m1", "user", "see the file", None, [sent])
+        for attachment in (sent, refused):
+            tenant.save_artifact(sid, "document_text", f"media+x:y:{attachment.sha256}", b'"text"')
+        tenant.save_artifact(sid, "embedding", "e5:" + "0" * 64, b"vector")  # a text's artifact: never swept
+        assert tenant.load_artifact(other, "embedding", "e5:" + "0" * 64) == b"vector"  # copied across
+        assert store.tenant("u").load_artifact(other, "embedding", "e5:" + "0" * 64) is None  # not another tenant's
+    finally:
+        store.close()
+    store = open_store(store_db, pool_size=1)  # a new process's store: the tenant is swept when first opened
+    try:
+        tenant = store.tenant("t")
+        assert tenant.load_artifact(sid, "document_text", f"media+x:y:{sent.sha256}") == b'"text"'
+        assert tenant.load_artifact(sid, "document_text", f"media+x:y:{refused.sha256}") is None
+        assert tenant.load_artifact(sid, "embedding", "e5:" + "0" * 64) == b"vector"
+        assert tenant.sweep_orphans() == 0
+    finally:
+        store.close()

@@ -104,8 +104,8 @@ def _private_files(path: Path) -> None:
                 log.info("%s was readable by other users (mode %o); it is now %o", file, mode, mode & 0o700)
         except FileNotFoundError:
             continue
-        except OSError as exc:
-            raise StoreUnavailable(f"cannot make {file} private: {exc.strerror}") from None
+        except OSError as exc:  # not its owner: the operator's arrangement, said once
+            log.warning("%s is readable by other users and could not be made private: %s", file, exc.strerror)
 
 
 class SQLiteStore(SQLStore):

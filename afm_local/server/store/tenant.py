@@ -131,9 +131,7 @@ class TenantStore:
         if not valid_session_id(session_id):
             raise UnknownSession(session_id)
         created = time.time()
-        sizes = [
-            len(t.content.encode("utf-8", "surrogatepass")) + sum(len(a.data) for a in t.attachments) for t in turns
-        ]
+        sizes = [_size(t.content, t.attachments) for t in turns]
         rows = []
         with self._tx(write=True) as db:
             self._check_room(db, sum(sizes), len(turns))
@@ -192,6 +190,15 @@ class TenantStore:
                 "filename) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (self.tenant, session_id, seq, position, a.part, sha256, a.url or None, a.detail, a.filename),
             )
+
+    def check_room(self, turns: Sequence[Turn]) -> None:
+        """``QuotaExceeded`` when these messages (their text and attachments) would not fit the tenant's quota
+        now: for a caller to ask before it derives anything from them (the append checks again, exactly, in
+        its transaction)."""
+        if self.quota.messages is None and self.quota.bytes is None:
+            return
+        with self._tx(write=False) as db:
+            self._check_room(db, sum(_size(t.content, t.attachments) for t in turns), len(turns))
 
     def _check_room(self, db: Executor, size: int, count: int = 1) -> None:
         if self.quota.messages is None and self.quota.bytes is None:
@@ -307,6 +314,11 @@ class TenantStore:
                 deleted = db.execute(f"DELETE FROM {table} WHERE tenant_id = ?", (self.tenant,)).rowcount
         self._store.scrub()
         return int(deleted)
+
+
+def _size(content: str, attachments: Sequence[Attachment]) -> int:
+    """What a message counts in the quota: its text's UTF-8 bytes and its files' bytes."""
+    return len(content.encode("utf-8", "surrogatepass")) + sum(len(a.data) for a in attachments)
 
 
 def _usage(db: Executor, tenant: str) -> dict[str, int]:
