@@ -149,8 +149,19 @@ CODING_SYSTEM = (
     "edit_file(path, line, old, new) replaces the text old on that line. Read before you edit, and run "
     "the tests after a change."
 )
-SKIP_DIRS = {"test", "idlelib", "lib2to3", "site-packages", "__pycache__", "ensurepip", "tkinter", "turtledemo",
-             "pydoc_data", "config-3.11-x86_64-linux-gnu", "distutils"}
+SKIP_DIRS = {
+    "test",
+    "idlelib",
+    "lib2to3",
+    "site-packages",
+    "__pycache__",
+    "ensurepip",
+    "tkinter",
+    "turtledemo",
+    "pydoc_data",
+    "config-3.11-x86_64-linux-gnu",
+    "distutils",
+}
 BUILTIN_NAMES = set(dir(builtins))
 DEF = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
 CALL = re.compile(r"(?<![\w.])(?:self\.|cls\.)?([A-Za-z_]\w{3,})\(")
@@ -241,7 +252,9 @@ def run_command(command: str) -> str:
         argv[0] = str(python)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0", "COLUMNS": "100"}
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, cwd=sysconfig.get_paths()["stdlib"])
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=120, env=env, cwd=sysconfig.get_paths()["stdlib"]
+        )
         out = (done.stdout + done.stderr).strip() or f"(exit status {done.returncode}, no output)"
     except subprocess.TimeoutExpired:
         out = "[timed out after 120 s]"
@@ -269,9 +282,16 @@ class Walk:
         self.calls += 1
         call_id = f"call_{self.calls:03d}"
         arguments = json.dumps(args, ensure_ascii=False)
-        self.messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]})
-        self.messages.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": output or "(no output)"})
+        self.messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}],
+            }
+        )
+        self.messages.append(
+            {"role": "tool", "tool_call_id": call_id, "name": name, "content": output or "(no output)"}
+        )
         self.outputs.append(facts)
 
 
@@ -318,8 +338,11 @@ def coding_trajectories(count: int, seed: int) -> list[Trajectory]:
     lengths = [30, 60, 90, 120, 160, 200]
     while len(out) < count:
         rel = rng.choice(targets)
-        defs = [(i, m.group(1)) for i, line in enumerate(tree.lines(rel), 1)
-                if (m := re.match(r"def ([a-z]\w{4,})\(", line)) and not m.group(1).startswith("_")]
+        defs = [
+            (i, m.group(1))
+            for i, line in enumerate(tree.lines(rel), 1)
+            if (m := re.match(r"def ([a-z]\w{4,})\(", line)) and not m.group(1).startswith("_")
+        ]
         if not defs:
             continue
         _, func = rng.choice(defs)
@@ -359,8 +382,12 @@ def step(walk: Walk, test: str | None) -> None:
             window = rng.choice([40, 60, 80])
             output = tree.read(path, line, window)
             if output:
-                walk.act("read_file", {"path": path, "line": line, "window": window}, output,
-                         facts_of(tree, "read_file", output, path))
+                walk.act(
+                    "read_file",
+                    {"path": path, "line": line, "window": window},
+                    output,
+                    facts_of(tree, "read_file", output, path),
+                )
                 return
         elif fact.kind == "ident":
             (name,) = fact.value
@@ -373,8 +400,12 @@ def step(walk: Walk, test: str | None) -> None:
         elif fact.kind == "text" and rng.random() < 0.4:
             path, line, text = fact.value
             new = text.replace("(", "(  ", 1) if "(" in text else text + "  # checked"
-            walk.act("edit_file", {"path": path, "line": line, "old": text, "new": new},
-                     f"Edited {path}: line {line} replaced (1 occurrence).", [Fact("loc", (path, max(1, line - 10)))])
+            walk.act(
+                "edit_file",
+                {"path": path, "line": line, "old": text, "new": new},
+                f"Edited {path}: line {line} replaced (1 occurrence).",
+                [Fact("loc", (path, max(1, line - 10)))],
+            )
             if test and rng.random() < 0.5:
                 output = run_command(f"python -m unittest -v {test}")
                 walk.act("run", {"command": f"python -m unittest -v {test}"}, output, facts_of(tree, "run", output))
@@ -401,6 +432,7 @@ class Step:
     trajectory: str
     index: int  # the assistant message the agent sends next; the request is messages[:index]
     values: list[str]
+    fresh: list[str]  # those no earlier assistant message (text or call) contains: read, not yet used
 
 
 def leaves(value: Any) -> Iterable[str]:
@@ -438,7 +470,9 @@ def steps_of(trajectory: Trajectory, every: int) -> list[Step]:
         if assistant_seen <= FIRST_STEPS or (assistant_seen - FIRST_STEPS - 1) % every:
             continue
         earlier_tools = [x["content"] for x in msgs[:t] if x["role"] == "tool" and isinstance(x["content"], str)]
-        given = "\n".join(x["content"] for x in msgs[:t] if x["role"] in ("system", "user") and isinstance(x["content"], str))
+        given = "\n".join(
+            x["content"] for x in msgs[:t] if x["role"] in ("system", "user") and isinstance(x["content"], str)
+        )
         tools_text = "\n".join(earlier_tools)
         wanted: list[str] = []
         for call in m.get("tool_calls") or ():
@@ -452,7 +486,8 @@ def steps_of(trajectory: Trajectory, every: int) -> list[Step]:
                 quoted |= result_values(text)
             wanted += sorted(v for v in quoted if re.search(r"(?<!\w)" + re.escape(v) + r"(?!\w)", m["content"]))
         values = sorted({v for v in wanted if v in tools_text and v not in given})
-        steps.append(Step(trajectory.id, t, values))
+        used = sent_text([x for x in msgs[:t] if x["role"] == "assistant"])
+        steps.append(Step(trajectory.id, t, values, [v for v in values if v not in used]))
     return steps
 
 
@@ -491,8 +526,12 @@ def cut_to_fit(messages: list[Message], budget: int, count: CookbookCount) -> li
         over = count.request(messages) - budget
         if over <= 0:
             break
-        i = max(range(len(messages)), key=lambda k: count.text(messages[k]["content"] or "") if isinstance(
-            messages[k].get("content"), str) else 0)
+        i = max(
+            range(len(messages)),
+            key=lambda k: (
+                count.text(messages[k]["content"] or "") if isinstance(messages[k].get("content"), str) else 0
+            ),
+        )
         text = messages[i]["content"] or ""
         tokens = count._enc.encode(text, disallowed_special=())
         if not tokens:
@@ -631,7 +670,11 @@ def afm(messages: list[Message], budget: int, env: Env) -> list[Message]:
 
 
 STRATEGY_FUNCS: dict[str, Callable[[list[Message], int, Env], list[Message]]] = {
-    "afm": afm, "clear_tool_uses": clear_tool_uses, "recency": recency, "topk": topk, "summary": summary,
+    "afm": afm,
+    "clear_tool_uses": clear_tool_uses,
+    "recency": recency,
+    "topk": topk,
+    "summary": summary,
 }
 
 
@@ -666,14 +709,24 @@ class Cell:
     ratios: list[float] = field(default_factory=list)
     wanted: int = 0
     found: int = 0
+    fresh: int = 0
+    fresh_found: int = 0
     seconds: float = 0.0
 
     def row(self) -> dict[str, Any]:
         sent = self.steps - self.refusals - self.errors
         return {
-            "steps": self.steps, "refusals": self.refusals, "errors": self.errors,
-            "recall": self.found / self.wanted if self.wanted else None, "values": self.wanted, "found": self.found,
-            "budget_held": self.held / sent if sent else None, "budget_held_1pct": self.held_1pct / sent if sent else None,
+            "steps": self.steps,
+            "refusals": self.refusals,
+            "errors": self.errors,
+            "recall": self.found / self.wanted if self.wanted else None,
+            "values": self.wanted,
+            "found": self.found,
+            "recall_fresh": self.fresh_found / self.fresh if self.fresh else None,
+            "fresh_values": self.fresh,
+            "fresh_found": self.fresh_found,
+            "budget_held": self.held / sent if sent else None,
+            "budget_held_1pct": self.held_1pct / sent if sent else None,
             "tokens_per_budget": statistics.fmean(self.ratios) if self.ratios else None,
             "max_tokens_per_budget": max(self.ratios) if self.ratios else None,
             "ms_per_step": 1000 * self.seconds / self.steps if self.steps else None,
@@ -684,12 +737,13 @@ def run_suite(name: str, trajectories: list[Trajectory], every: int, env: Env, l
     from afm_local import BudgetTooSmall
 
     cells = {(s, b): Cell() for s in STRATEGIES for b in BUDGETS[name]}
-    full_tokens, n_steps, n_values = [], 0, 0
+    full_tokens, n_steps, n_values, n_fresh = [], 0, 0, 0
     for k, traj in enumerate(trajectories):
         full_tokens.append(env.count.request(traj.messages))
         for st in steps_of(traj, every):
             n_steps += 1
             n_values += len(st.values)
+            n_fresh += len(st.fresh)
             request = traj.messages[: st.index]
             for strategy in STRATEGIES:
                 for budget in BUDGETS[name]:
@@ -714,20 +768,29 @@ def run_suite(name: str, trajectories: list[Trajectory], every: int, env: Env, l
                     text = sent_text(sent)
                     cell.wanted += len(st.values)
                     cell.found += sum(v in text for v in st.values)
+                    cell.fresh += len(st.fresh)
+                    cell.fresh_found += sum(v in text for v in st.fresh)
         if (k + 1) % 10 == 0 or k + 1 == len(trajectories):
             log(f"{name}: {k + 1}/{len(trajectories)} histories, {n_steps} steps")
     return {
-        "histories": len(trajectories), "steps": n_steps, "values": n_values,
+        "histories": len(trajectories),
+        "steps": n_steps,
+        "values": n_values,
+        "fresh_values": n_fresh,
         "history_tokens": {"median": statistics.median(full_tokens), "min": min(full_tokens), "max": max(full_tokens)},
-        "messages": {"median": statistics.median(len(t.messages) for t in trajectories),
-                     "max": max(len(t.messages) for t in trajectories)},
+        "messages": {
+            "median": statistics.median(len(t.messages) for t in trajectories),
+            "max": max(len(t.messages) for t in trajectories),
+        },
         "rows": [{"strategy": s, "budget": b, **cells[(s, b)].row()} for s in STRATEGIES for b in BUDGETS[name]],
     }
 
 
 def cpu_isa() -> str:
     try:
-        flags = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")).split()
+        flags = next(
+            line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")
+        ).split()
         model = next(line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name"))
     except (OSError, StopIteration):
         return platform.machine()
@@ -742,11 +805,15 @@ def fmt(value: float | None, pct: bool = True) -> str:
 
 
 def table(suite: dict, name: str) -> list[str]:
-    lines = ["| strategy | budget | grounding recall | budget held | ≤ budget + 1% | tokens / budget (mean, max) | refusals | errors | ms / step |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| strategy | budget | grounding recall | of values not yet used | budget held | ≤ budget + 1% "
+        "| tokens / budget (mean, max) | refusals | errors | ms / step |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in suite["rows"]:
         lines.append(
             f"| {r['strategy']} | {r['budget']:,} | {fmt(r['recall'])} ({r['found']:,}/{r['values']:,}) | "
+            f"{fmt(r['recall_fresh'])} ({r['fresh_found']:,}/{r['fresh_values']:,}) | "
             f"{fmt(r['budget_held'])} | {fmt(r['budget_held_1pct'])} | {fmt(r['tokens_per_budget'], False)}, "
             f"{fmt(r['max_tokens_per_budget'], False)} | {r['refusals']} | {r['errors']} | "
             f"{r['ms_per_step']:.1f} |"
@@ -768,8 +835,13 @@ def plot(results: dict, path: Path) -> None:
             pts = [(r["budget"], r["recall"]) for r in rows if r["strategy"] == s and r["recall"] is not None]
             if pts:
                 held = all((r["budget_held"] or 0) >= 1.0 for r in rows if r["strategy"] == s)
-                ax.plot([p[0] for p in pts], [100 * p[1] for p in pts], marker="o",
-                        linestyle="-" if held else "--", label=s + ("" if held else " (over budget)"))
+                ax.plot(
+                    [p[0] for p in pts],
+                    [100 * p[1] for p in pts],
+                    marker="o",
+                    linestyle="-" if held else "--",
+                    label=s + ("" if held else " (over budget)"),
+                )
         ax.set_title(f"{name}: grounding recall")
         ax.set_xlabel("budget (tokens)")
         ax.set_ylabel("recall (%)")
@@ -783,7 +855,11 @@ def plot(results: dict, path: Path) -> None:
 
 
 def write_docs(results: dict, out: str) -> None:
-    json_path, md_path, png_path = (OUT_DIR / f"{out}_results.json", OUT_DIR / f"{out}.md", OUT_DIR / f"{out}_recall.png")
+    json_path, md_path, png_path = (
+        OUT_DIR / f"{out}_results.json",
+        OUT_DIR / f"{out}.md",
+        OUT_DIR / f"{out}_recall.png",
+    )
     json_path.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     plot(results, png_path)
     a = results["args"]
@@ -791,7 +867,8 @@ def write_docs(results: dict, out: str) -> None:
         "# Agent trajectories: do the tool outputs the next action uses reach the model?",
         "",
         f"`python -m scripts.bench_agents --suite {a['suite']} --steps-every {a['steps_every']}"
-        + (f" --limit {a['limit']}" if a["limit"] else "") + f" --trajectories {a['trajectories']} --seed {a['seed']}`"
+        + (f" --limit {a['limit']}" if a["limit"] else "")
+        + f" --trajectories {a['trajectories']} --seed {a['seed']}`"
         f" on {results['cpu']}, one thread, {results['date']}, commit {results['commit']}. "
         f"AFM's behaviour measured: **{results['afm_behaviour']}**.",
         "",
@@ -799,15 +876,18 @@ def write_docs(results: dict, out: str) -> None:
         "",
     ]
     for name, suite in results["suites"].items():
-        title = {"tau": "τ-bench airline (real gpt-4o trajectories)",
-                 "coding": "Coding-agent shape (standard-library sources, real grep and command output)"}[name]
+        title = {
+            "tau": "τ-bench airline (real gpt-4o trajectories)",
+            "coding": "Coding-agent shape (standard-library sources, real grep and command output)",
+        }[name]
         lines += [
             f"## {title}",
             "",
             f"{suite['histories']} histories ({suite['messages']['median']:g} messages median, "
             f"{suite['messages']['max']} max; {suite['history_tokens']['median']:,.0f} tokens median, "
             f"{suite['history_tokens']['min']:,}–{suite['history_tokens']['max']:,}), {suite['steps']:,} steps, "
-            f"{suite['values']:,} grounding values.",
+            f"{suite['values']:,} grounding values ({suite['fresh_values']:,} not yet in an earlier assistant "
+            "message).",
             "",
             *table(suite, name),
             "",
@@ -891,10 +971,15 @@ def main() -> None:
 
     env = Env()
     results: dict[str, Any] = {
-        "args": vars(a), "cpu": cpu_isa(), "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                 cwd=ROOT).stdout.strip(),
-        "strategies": STRATEGIES, "budgets": BUDGETS, "suites": {},
+        "args": vars(a),
+        "cpu": cpu_isa(),
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+        ).stdout.strip(),
+        "strategies": STRATEGIES,
+        "budgets": BUDGETS,
+        "suites": {},
     }
     limit = a.limit
     if a.suite in ("tau", "all"):
@@ -904,8 +989,13 @@ def main() -> None:
         results["suites"]["coding"] = run_suite("coding", coding_trajectories(count, a.seed), a.steps_every, env, log)
     results["afm_behaviour"] = (
         f"pack_turns left a tool loop to the caller (appended verbatim) in {env.afm_appended:,} of "
-        f"{env.afm_calls:,} packed steps" + (" (before issue 35's engine change)" if env.afm_appended else
-                                           " (the tool loop packed by AFM: issue 35's engine change)"))
+        f"{env.afm_calls:,} packed steps"
+        + (
+            " (before issue 35's engine change)"
+            if env.afm_appended
+            else " (the tool loop packed by AFM: issue 35's engine change)"
+        )
+    )
     write_docs(results, a.out)
     for name, suite in results["suites"].items():
         print(f"\n{name}\n" + "\n".join(table(suite, name)))

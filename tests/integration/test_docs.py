@@ -127,8 +127,14 @@ for block in blocks:
 
 def block_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     bin_dir = str(Path(sys.executable).parent)
-    return {**os.environ, **THREAD_ENV, "AFM_THREADS": "1", "PYTHONPATH": str(REPO),
-            "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""), **(extra or {})}
+    return {
+        **os.environ,
+        **THREAD_ENV,
+        "AFM_THREADS": "1",
+        "PYTHONPATH": str(REPO),
+        "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+        **(extra or {}),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -141,9 +147,20 @@ def stack(tmp_path_factory: pytest.TempPathFactory):
             upstream = Upstream().start()
             started["upstream"] = upstream
             folder = tmp_path_factory.mktemp("docs-server")
-            server = ServerProcess(["--api-key-env", "AFM_KEY", "--upstream", upstream.url, "--anthropic-upstream",
-                                    upstream.url, "--db", str(folder / "afm-local.db")], folder / "server.log",
-                                   env={"AFM_KEY": AFM_KEY})
+            server = ServerProcess(
+                [
+                    "--api-key-env",
+                    "AFM_KEY",
+                    "--upstream",
+                    upstream.url,
+                    "--anthropic-upstream",
+                    upstream.url,
+                    "--db",
+                    str(folder / "afm-local.db"),
+                ],
+                folder / "server.log",
+                env={"AFM_KEY": AFM_KEY},
+            )
             started["server"] = server.start(timeout=180)
         return started["upstream"], started["server"]  # type: ignore[return-value]
 
@@ -171,19 +188,30 @@ def sessions(stack, tmp_path_factory: pytest.TempPathFactory):
         if needs_stack:
             upstream, server = stack()
             address = server.url
-            env = {"AFM_KEY": AFM_KEY, "OPENAI_API_KEY": "unused", "OPENAI_BASE_URL": upstream.url + "/v1",
-                   "OPENAI_API_BASE": upstream.url + "/v1"}
+            env = {
+                "AFM_KEY": AFM_KEY,
+                "OPENAI_API_KEY": "unused",
+                "OPENAI_BASE_URL": upstream.url + "/v1",
+                "OPENAI_API_BASE": upstream.url + "/v1",
+            }
         folder = tmp_path_factory.mktemp("docs-" + Path(path).stem)
         for name, source in FILES.items():
             shutil.copyfile(source, folder / name)
-        payload = [{"id": b.id, "code": b.code.replace(DOCS_ADDRESS, address),
-                    "given": (b.matches(GIVEN) or ("", ""))[0]} for b in blocks]  # type: ignore[index]
+        payload = [
+            {"id": b.id, "code": b.code.replace(DOCS_ADDRESS, address), "given": (b.matches(GIVEN) or ("", ""))[0]}
+            for b in blocks
+        ]  # type: ignore[index]
         (folder / "blocks.json").write_text(json.dumps(payload), encoding="utf-8")
         (folder / "driver.py").write_text(DRIVER, encoding="utf-8")
         before = len(upstream.requests) if upstream else 0
-        proc = subprocess.run([sys.executable, str(folder / "driver.py"), str(folder / "blocks.json"),
-                               str(folder / "outcomes.jsonl")], cwd=folder, env=block_env(env), capture_output=True,
-                              text=True, timeout=1200)
+        proc = subprocess.run(
+            [sys.executable, str(folder / "driver.py"), str(folder / "blocks.json"), str(folder / "outcomes.jsonl")],
+            cwd=folder,
+            env=block_env(env),
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
         outcomes = {}
         if (folder / "outcomes.jsonl").is_file():
             for line in (folder / "outcomes.jsonl").read_text(encoding="utf-8").splitlines():
@@ -210,8 +238,14 @@ def test_python_block_runs(block: Block, sessions) -> None:
 def test_bash_block_runs(block: Block) -> None:
     if reason := block.matches(SKIP):
         pytest.skip(str(reason))
-    proc = subprocess.run(["bash", "-euo", "pipefail", "-c", block.code], cwd=REPO, env=block_env(),
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.code],
+        cwd=REPO,
+        env=block_env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, f"{block.id} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     assert proc.stdout.strip(), f"{block.id} printed nothing"
 
