@@ -677,6 +677,7 @@ class Env:
         self._summaries: dict[str, str] = {}
         self.afm_calls = 0
         self.afm_appended = 0  # steps where pack_turns left a tool loop to the caller, appended verbatim
+        self.afm_last_appended = False
 
     def embed(self, texts: list[str], kind: str) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if (kind, t) not in self._vectors]
@@ -705,6 +706,7 @@ def afm(messages: list[Message], budget: int, env: Env) -> list[Message]:
     loop = [chat_message(t) for t in turns[q + 1 :]]
     env.afm_calls += 1
     env.afm_appended += bool(loop)
+    env.afm_last_appended = bool(loop)
     return list(context) + loop
 
 
@@ -751,6 +753,8 @@ class Cell:
     fresh: int = 0
     fresh_found: int = 0
     seconds: float = 0.0
+    packed_only: int = 0  # afm: steps with no tool loop left to the caller (all of it AFM's own packing)
+    packed_only_held: int = 0
 
     def row(self) -> dict[str, Any]:
         sent = self.steps - self.refusals - self.errors
@@ -769,6 +773,8 @@ class Cell:
             "tokens_per_budget": statistics.fmean(self.ratios) if self.ratios else None,
             "max_tokens_per_budget": max(self.ratios) if self.ratios else None,
             "ms_per_step": 1000 * self.seconds / self.steps if self.steps else None,
+            "packed_only_steps": self.packed_only,
+            "packed_only_held": self.packed_only_held / self.packed_only if self.packed_only else None,
         }
 
 
@@ -805,6 +811,9 @@ def run_suite(name: str, trajectories: list[Trajectory], every: int, env: Env, l
                     cell.held += tokens <= budget
                     cell.held_1pct += tokens <= budget * 1.01
                     cell.ratios.append(tokens / budget)
+                    if strategy == "afm" and not env.afm_last_appended:
+                        cell.packed_only += 1
+                        cell.packed_only_held += tokens <= budget
                     text = sent_text(sent)
                     cell.wanted += len(st.values)
                     cell.found += sum(v in text for v in st.values)
@@ -898,6 +907,22 @@ def plot(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
+def own_packing(suite: dict, name: str) -> list[str]:
+    """AFM on the steps where ``pack_turns`` left no tool loop to the caller: the request is AFM's packing alone."""
+    parts = [
+        f"{r['budget']:,}: {fmt(r.get('packed_only_held'))} of {r.get('packed_only_steps', 0):,}"
+        for r in suite["rows"]
+        if r["strategy"] == "afm" and r.get("packed_only_steps")
+    ]
+    if not parts:
+        return []
+    return [
+        "AFM's own packing (the steps where nothing followed the query, so the request is AFM's alone), budget "
+        "held by the cookbook count: " + "; ".join(parts) + ".",
+        "",
+    ]
+
+
 def headline(results: dict) -> list[str]:
     """Issue 35's bar, computed from the rows: AFM's grounding recall at least clear-tool-uses' + 15 points at
     every budget, and AFM's requests within the budget at every step."""
@@ -956,6 +981,7 @@ def write_docs(results: dict, out: str) -> None:
             "",
             *table(suite, name),
             "",
+            *own_packing(suite, name),
         ]
     lines += METHOD.splitlines()
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
