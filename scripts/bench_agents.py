@@ -836,6 +836,16 @@ def run_suite(name: str, trajectories: list[Trajectory], every: int, env: Env, l
     }
 
 
+def commit() -> str:
+    """The commit measured, with ``+changes`` when the working tree's ``afm_local`` or this script differ from it."""
+    git = ["git", "-C", str(ROOT)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    changed = subprocess.run(
+        [*git, "status", "--porcelain", "--", "afm_local", "scripts/bench_agents.py"], capture_output=True, text=True
+    ).stdout.strip()
+    return head + ("+changes" if changed else "")
+
+
 def cpu_isa() -> str:
     try:
         flags = next(
@@ -1069,9 +1079,7 @@ def main() -> None:
         "args": vars(a),
         "cpu": cpu_isa(),
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-        ).stdout.strip(),
+        "commit": commit(),
         "strategies": STRATEGIES,
         "budgets": BUDGETS,
         "suites": {},
