@@ -755,6 +755,7 @@ class Cell:
     seconds: float = 0.0
     packed_only: int = 0  # afm: steps with no tool loop left to the caller (all of it AFM's own packing)
     packed_only_held: int = 0
+    packed_only_over: int = 0  # the most tokens over the budget among them
 
     def row(self) -> dict[str, Any]:
         sent = self.steps - self.refusals - self.errors
@@ -775,6 +776,7 @@ class Cell:
             "ms_per_step": 1000 * self.seconds / self.steps if self.steps else None,
             "packed_only_steps": self.packed_only,
             "packed_only_held": self.packed_only_held / self.packed_only if self.packed_only else None,
+            "packed_only_max_over": self.packed_only_over,
         }
 
 
@@ -814,6 +816,7 @@ def run_suite(name: str, trajectories: list[Trajectory], every: int, env: Env, l
                     if strategy == "afm" and not env.afm_last_appended:
                         cell.packed_only += 1
                         cell.packed_only_held += tokens <= budget
+                        cell.packed_only_over = max(cell.packed_only_over, tokens - budget)
                     text = sent_text(sent)
                     cell.wanted += len(st.values)
                     cell.found += sum(v in text for v in st.values)
@@ -921,6 +924,7 @@ def own_packing(suite: dict, name: str) -> list[str]:
     """AFM on the steps where ``pack_turns`` left no tool loop to the caller: the request is AFM's packing alone."""
     parts = [
         f"{r['budget']:,}: {fmt(r.get('packed_only_held'))} of {r.get('packed_only_steps', 0):,}"
+        + (f" (at most {r['packed_only_max_over']} tokens over)" if r.get("packed_only_max_over", 0) > 0 else "")
         for r in suite["rows"]
         if r["strategy"] == "afm" and r.get("packed_only_steps")
     ]
@@ -1039,6 +1043,10 @@ tokens of its role, content and name, of each tool call's name and arguments, an
   summary of the conversation to date:", made of each older unit's extractive summary (the engine's
   `ExtractiveCompressor`, ratio 0.2, over its first 4,000 characters), newest first, within the other 25 %.
   No model writes it: an abstractive summary could quote or lose values in ways this stand-in does not.
+
+**Time.** `ms / step` is one thread on a machine shared with other jobs; a strategy's first budget pays what
+is computed once per message and cached for the others (AFM's ingest: embedding, classification,
+compression; top-k's and the summary's embeddings and summaries).
 
 The baselines that can still be over after dropping cut the longest content; `afm` is never cut (what it
 sends is what the engine decided).
