@@ -64,7 +64,7 @@ class BodyLimitMiddleware:
                 chunks.append(chunk)
         if reading.cancelled_caught:
             message_text = f"the request body did not arrive within {self.timeout:g} s"
-            await send_json(send, 408, error_body("request_timeout", message_text), [(b"connection", b"close")])
+            await send_error(send, scope, 408, "request_timeout", message_text, [(b"connection", b"close")])
             return
         if too_big:
             await self._refuse(scope, receive, send, total, more)
@@ -274,7 +274,7 @@ class AuthMiddleware:
         limiter = self._tenant_limiter(principal.tenant)
         if limiter.statistics().tasks_waiting >= self.tenant_queue:  # its queue would hold every connection
             message = f"this tenant already has {self.tenant_queue} requests waiting; retry in 1 s"
-            await send_json(send, 429, error_body("rate_limited", message), [(b"retry-after", b"1")])
+            await send_error(send, scope, 429, "rate_limited", message, [(b"retry-after", b"1")])
             return
         async with limiter:
             await self.app(scope, receive, send)
