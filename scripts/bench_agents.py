@@ -22,9 +22,8 @@ At each later step t (each assistant message after the first two), the request i
 as OpenAI chat messages. Strategies, side by side, each producing the chat messages sent within the budget:
 
 * ``afm``: ``afm_local.integrations.packing.pack_turns`` on a fresh ``local_manager(AFMConfig())`` over one
-  shared artifact cache, then the turns after the query (the current tool loop) as chat messages when
-  ``pack_turns`` leaves any to the caller (before issue 35's engine change it leaves all of them; after it,
-  none); ``BudgetTooSmall`` is a refusal;
+  shared artifact cache: the whole request, the current tool loop after the query included, packed into the
+  budget; ``BudgetTooSmall`` is a refusal;
 * ``clear_tool_uses``: Anthropic's context editing ``clear_tool_uses_20250919`` (trigger = the budget, keep
   the last 3 tool results, each older result replaced by a placeholder line), then, if still over, whole
   units dropped oldest first (never the system message or the instruction), then the largest remaining
@@ -675,9 +674,6 @@ class Env:
         self.cache = ArtifactCache()
         self._vectors: dict[tuple[str, str], np.ndarray] = {}
         self._summaries: dict[str, str] = {}
-        self.afm_calls = 0
-        self.afm_appended = 0  # steps where pack_turns left a tool loop to the caller, appended verbatim
-        self.afm_last_appended = False
 
     def embed(self, texts: list[str], kind: str) -> np.ndarray:
         missing = [t for t in dict.fromkeys(texts) if (kind, t) not in self._vectors]
@@ -697,17 +693,13 @@ class Env:
 
 def afm(messages: list[Message], budget: int, env: Env) -> list[Message]:
     from afm_local import AFMConfig, local_manager
-    from afm_local.core.turns import as_turn, chat_message
+    from afm_local.core.turns import as_turn
     from afm_local.integrations.packing import pack_turns
 
     turns = [as_turn(m) for m in messages]
     manager = local_manager(AFMConfig(), cache=env.cache)
-    context, q = pack_turns(turns, budget, manager)
-    loop = [chat_message(t) for t in turns[q + 1 :]]
-    env.afm_calls += 1
-    env.afm_appended += bool(loop)
-    env.afm_last_appended = bool(loop)
-    return list(context) + loop
+    context, _, _ = pack_turns(turns, budget, manager)  # the whole request: the tool loop is packed too
+    return list(context)
 
 
 STRATEGY_FUNCS: dict[str, Callable[[list[Message], int, Env], list[Message]]] = {
@@ -753,9 +745,6 @@ class Cell:
     fresh: int = 0
     fresh_found: int = 0
     seconds: float = 0.0
-    packed_only: int = 0  # afm: steps with no tool loop left to the caller (all of it AFM's own packing)
-    packed_only_held: int = 0
-    packed_only_over: int = 0  # the most tokens over the budget among them
 
     def row(self) -> dict[str, Any]:
         sent = self.steps - self.refusals - self.errors
@@ -774,9 +763,6 @@ class Cell:
             "tokens_per_budget": statistics.fmean(self.ratios) if self.ratios else None,
             "max_tokens_per_budget": max(self.ratios) if self.ratios else None,
             "ms_per_step": 1000 * self.seconds / self.steps if self.steps else None,
-            "packed_only_steps": self.packed_only,
-            "packed_only_held": self.packed_only_held / self.packed_only if self.packed_only else None,
-            "packed_only_max_over": self.packed_only_over,
         }
 
 
@@ -784,7 +770,6 @@ def run_suite(name: str, trajectories: list[Trajectory], every: int, env: Env, l
     from afm_local import BudgetTooSmall
 
     cells = {(s, b): Cell() for s in STRATEGIES for b in BUDGETS[name]}
-    env.afm_calls = env.afm_appended = 0
     full_tokens, n_steps, n_values, n_fresh = [], 0, 0, 0
     for k, traj in enumerate(trajectories):
         full_tokens.append(env.count.request(traj.messages))
@@ -813,10 +798,6 @@ def run_suite(name: str, trajectories: list[Trajectory], every: int, env: Env, l
                     cell.held += tokens <= budget
                     cell.held_1pct += tokens <= budget * 1.01
                     cell.ratios.append(tokens / budget)
-                    if strategy == "afm" and not env.afm_last_appended:
-                        cell.packed_only += 1
-                        cell.packed_only_held += tokens <= budget
-                        cell.packed_only_over = max(cell.packed_only_over, tokens - budget)
                     text = sent_text(sent)
                     cell.wanted += len(st.values)
                     cell.found += sum(v in text for v in st.values)
@@ -834,7 +815,6 @@ def run_suite(name: str, trajectories: list[Trajectory], every: int, env: Env, l
             "median": statistics.median(len(t.messages) for t in trajectories),
             "max": max(len(t.messages) for t in trajectories),
         },
-        "afm_loop_appended": {"steps": env.afm_calls, "appended": env.afm_appended},
         "rows": [{"strategy": s, "budget": b, **cells[(s, b)].row()} for s in STRATEGIES for b in BUDGETS[name]],
     }
 
@@ -920,23 +900,6 @@ def plot(results: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def own_packing(suite: dict, name: str) -> list[str]:
-    """AFM on the steps where ``pack_turns`` left no tool loop to the caller: the request is AFM's packing alone."""
-    parts = [
-        f"{r['budget']:,}: {fmt(r.get('packed_only_held'))} of {r.get('packed_only_steps', 0):,}"
-        + (f" (at most {r['packed_only_max_over']} tokens over)" if r.get("packed_only_max_over", 0) > 0 else "")
-        for r in suite["rows"]
-        if r["strategy"] == "afm" and r.get("packed_only_steps")
-    ]
-    if not parts:
-        return []
-    return [
-        "AFM's own packing (the steps where nothing followed the query, so the request is AFM's alone), budget "
-        "held by the cookbook count: " + "; ".join(parts) + ".",
-        "",
-    ]
-
-
 def headline(results: dict) -> list[str]:
     """Issue 35's bar, computed from the rows: AFM's grounding recall at least clear-tool-uses' + 15 points at
     every budget, and AFM's requests within the budget at every step."""
@@ -972,8 +935,7 @@ def write_docs(results: dict, out: str) -> None:
         f"`python -m scripts.bench_agents --suite {a['suite']} --steps-every {a['steps_every']}"
         + (f" --limit {a['limit']}" if a["limit"] else "")
         + f" --trajectories {a['trajectories']} --seed {a['seed']}`"
-        f" on {results['cpu']}, one thread, {results['date']}, commit {results['commit']}. "
-        f"AFM's behaviour measured: **{results['afm_behaviour']}**.",
+        f" on {results['cpu']}, one thread, {results['date']}, commit {results['commit']}.",
         "",
         f"![grounding recall]({png_path.name})",
         "",
@@ -995,7 +957,6 @@ def write_docs(results: dict, out: str) -> None:
             "",
             *table(suite, name),
             "",
-            *own_packing(suite, name),
         ]
     lines += METHOD.splitlines()
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -1023,12 +984,9 @@ tokens of its role, content and name, of each tool call's name and arguments, an
 
 **Strategies.**
 - `afm`: `afm_local.integrations.packing.pack_turns(turns, budget, local_manager(AFMConfig(), cache=shared))`
-  on a fresh manager each step, the turns after the query that it leaves to the caller appended as chat
-  messages (`afm_local.core.turns.chat_message`). Before issue 35's engine change, `pack_turns` packs the
-  history *before* the last user message only, and the current tool loop (everything after it) goes
-  verbatim: in the coding shape that is the whole trajectory, so AFM overshoots every budget there by
-  construction; the figure measures that gap, and the script measures the new behaviour unchanged once
-  `pack_turns` packs the loop itself.
+  on a fresh manager each step: the whole request, the current tool loop after the last user message
+  included, is AFM's to pack (issue 35): the newest result first after the constraints, older results
+  whole, as digests or named in a line, scored against the instruction and the agent's latest call.
 - `clear_tool_uses`: Anthropic's `clear_tool_uses_20250919` semantics with the trigger at the budget: once
   the request is over, every tool result but the last 3 is replaced by `[tool result cleared]` (the calls
   and their inputs are kept); if it is still over, whole units (a call with its results, or a message) are
@@ -1098,16 +1056,6 @@ def main() -> None:
     if a.suite in ("coding", "all"):
         count = min(a.trajectories, limit) if limit else a.trajectories
         results["suites"]["coding"] = run_suite("coding", coding_trajectories(count, a.seed), a.steps_every, env, log)
-    loops = [s["afm_loop_appended"] for s in results["suites"].values()]
-    steps, appended = sum(x["steps"] for x in loops), sum(x["appended"] for x in loops)
-    results["afm_behaviour"] = (
-        f"pack_turns left a tool loop to the caller (appended verbatim) in {appended:,} of {steps:,} steps"
-        + (
-            " (before issue 35's engine change)"
-            if appended
-            else " (the tool loop packed by AFM: issue 35's engine change)"
-        )
-    )
     write_docs(results, a.out)
     for name, suite in results["suites"].items():
         print(f"\n{name}\n" + "\n".join(table(suite, name)))
