@@ -125,10 +125,13 @@ def _print_text(ctx: Any) -> None:
         )
     print()
     for msg in ctx.messages:
+        content = msg.get("content") or ""  # None: an assistant message that only calls tools
         print(f"--- {msg['role']}")
-        print(content_text(msg["content"]))
-        if not isinstance(msg["content"], str):
-            for part in msg["content"]:
+        print(content_text(content))
+        for call in msg.get("tool_calls") or ():
+            print(f"[calls {call['function']['name']}({call['function']['arguments']})]")
+        if not isinstance(content, str):
+            for part in content:
                 if part.get("type") == "image_url":
                     url, detail = part["image_url"]["url"], part["image_url"]["detail"]
                     print(f"[image part, detail {detail}: {url[:48]}{'…' if len(url) > 48 else ''}]")

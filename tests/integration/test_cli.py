@@ -136,3 +136,10 @@ def test_pack_a_history_with_an_image_and_a_pdf_at_each_tier(tmp_path):
             assert url.startswith("data:image/png" if fidelity == "full" else "data:image/jpeg")
     text_out = afm("pack", str(path), "--budget", str(budgets["compressed"]))
     assert text_out.returncode == 0 and "[image part, detail low: data:image/jpeg;base64," in text_out.stdout
+
+
+def test_pack_prints_an_agent_history_as_text():
+    """An assistant message that only calls tools has no content: the text format names its calls."""
+    out = afm("pack", str(EXAMPLES / "agent_trip.json"), "--budget", "600", "--format", "text")
+    assert out.returncode == 0, out.stderr
+    assert "[calls " in out.stdout and "--- tool" in out.stdout

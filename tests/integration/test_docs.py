@@ -65,13 +65,7 @@ SKIP: dict[tuple[str, str], str] = {
 
 # Names a block uses that its own file does not define, given before the block runs: (file, start of the
 # block's first line) -> (code, why).
-GIVEN: dict[tuple[str, str], tuple[str, str]] = {
-    ("README.md", "from openai import OpenAI"): (
-        'import os\nAFM_KEY = os.environ["AFM_KEY"]\nhistory = [{"role": "user", "content": "I have a severe '
-        'peanut allergy."}, {"role": "assistant", "content": "Noted."}, {"role": "user", "content": "Dinner ideas?"}]',
-        "README's proxy example names the reader's own key and history in its prose",
-    ),
-}
+GIVEN: dict[tuple[str, str], tuple[str, str]] = {}
 
 
 @dataclass(frozen=True)
