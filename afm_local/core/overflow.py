@@ -58,7 +58,7 @@ class Degraded:
     def reason(self, i: int) -> str:
         """Why message ``i`` left its Full reservation, or "" when overflow did not touch it."""
         if self.demoted[i] and self.by_relevance:
-            return "demoted: a CRITICAL less relevant to the query than those kept, to fit the budget"
+            return f"demoted: less certain (p={self.confidence[i]:.2f}) or less relevant to the query than those kept"
         if self.demoted[i]:
             return f"demoted: least certain CRITICAL (p={self.confidence[i]:.2f}) to fit the budget"
         if self.referenced[i] >= 0:

@@ -29,7 +29,6 @@ from ..core.relevance import (
     best_sentences,
     demotion_order,
     excerpt_costs,
-    gated_classes,
     relevance_scores,
     relevance_z,
 )
@@ -212,12 +211,11 @@ def _job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: TokenC
                 best, sentences.starts, sentences.tokens, snap.tokens[:, FULL], cfg.excerpt_min_saving
             )
             excerpt_tokens = np.where(snap.excerptable, excerpt, snap.tokens[:, COMPRESSED])
-    gate = cfg.critical_gate if cfg.scoring == "relevance" else None
     language = language_of_counts(*(snap.letters[-LANGUAGE_WINDOW:].sum(axis=0) + letter_counts(req.query)))
     per_item = item_overhead(req.render, cfg)
     return Job(
         snap,
-        Scored.of(gated_classes(snap.classes, z, snap.pinned, snap.hard, gate), dense, recency, z, cfg),
+        Scored.of(snap.classes, dense, recency, z, cfg),
         fidelity_costs(snap.tokens, per_item, cfg, excerpt_tokens),
         fixed_cost(counter, req.query, req.preamble, req.render, language, cfg),
         per_item,
@@ -270,7 +268,7 @@ def _plan(job: Job, available: int) -> Plan:
         snap.tokens[:, CONSTRAINTS] + overhead,
         snap.tokens[:, REFERENCE] + overhead,
         snap.restated_by,
-        demotion_order(scored.z, snap.hard, snap.confidence) if by_relevance else None,
+        demotion_order(scored.z, snap.confidence) if by_relevance else None,
     )
     degraded = degrade(reserved, pack_plan.costs[:, :DROPPED], constraints, limit)
     rescored = scored.reclassed(np.where(degraded.demoted, RELEVANT, scored.classes).astype(np.int8), cfg)

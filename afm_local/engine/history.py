@@ -21,7 +21,6 @@ from ..core.types import CRITICAL, Importance, Message, importance_code
 from ..text.facts import restates
 from ..text.lexical import terms
 from ..text.lexicon import letter_counts
-from ..text.rules import hard_constraint_hits
 
 # token columns: the three fidelities the packer chooses from, the constraint sentences, the reference line
 TOKEN_COLUMNS = 5
@@ -41,7 +40,6 @@ class Snapshot:
     letters: np.ndarray  # int64 (n, 2): Cyrillic and Latin letters, for the language rule
     restated_by: np.ndarray  # int64: the newest later CRITICAL message restating this one, or -1
     excerptable: np.ndarray  # bool: a query-aware excerpt can stand for it (Message.excerptable)
-    hard: np.ndarray  # bool: it names a hard constraint by the rules (text.rules.hard_constraint_hits)
     sentences: SentencesSnapshot
     lexical: Bm25Index  # append-only: read for the first len(messages) messages only
 
@@ -122,7 +120,6 @@ class History:
         self._letters = np.zeros((capacity, 2), dtype=np.int64)
         self._restated_by = np.full(capacity, -1, dtype=np.int64)
         self._excerptable = np.zeros(capacity, dtype=bool)
-        self._hard = np.zeros(capacity, dtype=bool)
         self._sentences = SentenceColumns(dim)
         self._lexical = Bm25Index()
 
@@ -162,7 +159,6 @@ class History:
         self._tokens[i] = token_row(m)
         self._letters[i] = letter_counts(m.content)
         self._excerptable[i] = m.excerptable
-        self._hard[i] = bool(hard_constraint_hits(m.content))
 
     def _grow(self, capacity: int) -> None:
         def grown(a: np.ndarray) -> np.ndarray:
@@ -171,7 +167,7 @@ class History:
             return out
 
         self._vectors, self._classes, self._pinned = grown(self._vectors), grown(self._classes), grown(self._pinned)
-        self._excerptable, self._hard = grown(self._excerptable), grown(self._hard)
+        self._excerptable = grown(self._excerptable)
         self._confidence, self._tokens, self._letters = (
             grown(self._confidence),
             grown(self._tokens),
@@ -196,7 +192,6 @@ class History:
             self._letters[:n],
             self._restated_by[:n].copy(),
             self._excerptable[:n].copy(),
-            self._hard[:n].copy(),
             self._sentences.snapshot(n),
             self._lexical,
         )
