@@ -595,6 +595,20 @@ def plot(figures: dict[str, dict], out: str) -> None:
     plt.close(fig)
 
 
+def isa() -> str:
+    """The instruction set the int8 kernels ran with (their results differ slightly by it: docs/models.md)."""
+    import platform
+    from pathlib import Path
+
+    cpuinfo = Path("/proc/cpuinfo")
+    flags = set(cpuinfo.read_text(encoding="utf-8").split()) if cpuinfo.exists() else set()
+    if "avx512_vnni" in flags:
+        return "x86-64 AVX-512 VNNI"
+    if "avx2" in flags:
+        return "x86-64 AVX2" + (" VNNI" if "avx_vnni" in flags else "")
+    return platform.machine()
+
+
 class ArtifactFile:
     """A ``CacheBackend`` kept in one pickle file, so that repeated runs on the same split only redo the builds.
     Entries are keyed by component name and content hash, as in the engine's cache; delete the file when ingest
@@ -705,6 +719,7 @@ def main() -> None:
         "args": vars(args),
         "classifier": components.classifier.name,
         "embedder": components.embedder.name,
+        "isa": isa(),
         "config": configs["afm"].model_dump(),
         "headline": figures,
         "rows": rows,
@@ -719,7 +734,7 @@ def main() -> None:
         f"{args.embedder}"
         + (f" --config {' '.join(args.config)}" if args.config else "")
         + f" --out {args.out}` (wall "
-        f"{wall:.0f} s; classifier `{components.classifier.name}`, embedder `{components.embedder.name}`).",
+        f"{wall:.0f} s; classifier `{components.classifier.name}`, embedder `{components.embedder.name}`; {isa()}).",
         "",
         "What each suite and strategy is: the docstring of scripts/bench_long.py. *answer words sent* (the headline "
         "of `real`): over the questions whose gold answer is words of their evidence, the share of the answer's "
