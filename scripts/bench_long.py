@@ -54,7 +54,7 @@ from afm_local.core.protocols import Components, Embedder
 from afm_local.engine.cache import content_hash
 from afm_local.text.lexical import terms
 from scripts import relevance_sets
-from scripts.common import OUT_DIR, WORD, content_stems, distinctive, stem
+from scripts.common import OUT_DIR, WORD, content_stems, distinctive, isa, stem
 from scripts.corpora import Turn, dialogues, split_of
 
 PREAMBLE = "You are a helpful personal assistant with a long memory of our chats."
@@ -593,20 +593,6 @@ def plot(figures: dict[str, dict], out: str) -> None:
     fig.tight_layout()
     fig.savefig(OUT_DIR / f"{out}_retention.png", dpi=110)
     plt.close(fig)
-
-
-def isa() -> str:
-    """The instruction set the int8 kernels ran with (their results differ slightly by it: docs/models.md)."""
-    import platform
-    from pathlib import Path
-
-    cpuinfo = Path("/proc/cpuinfo")
-    flags = set(cpuinfo.read_text(encoding="utf-8").split()) if cpuinfo.exists() else set()
-    if "avx512_vnni" in flags:
-        return "x86-64 AVX-512 VNNI"
-    if "avx2" in flags:
-        return "x86-64 AVX2" + (" VNNI" if "avx_vnni" in flags else "")
-    return platform.machine()
 
 
 class ArtifactFile:
