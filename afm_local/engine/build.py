@@ -25,13 +25,7 @@ from ..core.overflow import Constraints, Degraded, degrade, pinned_minimum
 from ..core.packing import NEVER_FITS, PackPlan, pack, without_placeholders
 from ..core.protocols import TokenCounter
 from ..core.ranges import choose, runs
-from ..core.relevance import (
-    best_sentences,
-    demotion_order,
-    excerpt_costs,
-    relevance_scores,
-    relevance_z,
-)
+from ..core.relevance import best_sentences, demotion_order, excerpt_costs, relevance_scores, relevance_z
 from ..core.render import Packed, range_placeholder, reference_line, render_chat, render_structured
 from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
 from ..core.turns import Turn
