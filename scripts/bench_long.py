@@ -54,7 +54,7 @@ from afm_local.core.protocols import Components, Embedder
 from afm_local.engine.cache import content_hash
 from afm_local.text.terms import terms
 from scripts import relevance_sets
-from scripts.common import OUT_DIR, WORD, content_stems, distinctive, stem
+from scripts.common import OUT_DIR, WORD, content_stems, distinctive, isa, stem
 from scripts.corpora import Turn, dialogues, split_of
 
 PREAMBLE = "You are a helpful personal assistant with a long memory of our chats."
@@ -705,6 +705,7 @@ def main() -> None:
         "args": vars(args),
         "classifier": components.classifier.name,
         "embedder": components.embedder.name,
+        "isa": isa(),
         "config": configs["afm"].model_dump(),
         "headline": figures,
         "rows": rows,
@@ -719,7 +720,7 @@ def main() -> None:
         f"{args.embedder}"
         + (f" --config {' '.join(args.config)}" if args.config else "")
         + f" --out {args.out}` (wall "
-        f"{wall:.0f} s; classifier `{components.classifier.name}`, embedder `{components.embedder.name}`).",
+        f"{wall:.0f} s; classifier `{components.classifier.name}`, embedder `{components.embedder.name}`; {isa()}).",
         "",
         "What each suite and strategy is: the docstring of scripts/bench_long.py. *answer words sent* (the headline "
         "of `real`): over the questions whose gold answer is words of their evidence, the share of the answer's "

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Sequence
 
 
-from scripts.common import OUT_DIR, load_scenarios, constraints_verbatim, write_headline
+from scripts.common import OUT_DIR, isa, load_scenarios, constraints_verbatim, write_headline
 from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components
 from afm_local.core.baselines import naive_replay, recency_compression, stateless
 from afm_local import Components
@@ -298,7 +298,8 @@ def main() -> None:
     md = [
         "# Quality benchmark (model-free): do constraints reach the model verbatim?", "",
         f"Command: `.venv/bin/python -m scripts.bench_quality --budgets {args.budgets} --reps {args.reps} --classifier {args.classifier}` "
-        f"(scenarios from `scripts/make_scenarios.py`, seed in `data/scenarios/index.json`). Runtime {time.time() - t_start:.0f} s.", "",
+        f"(scenarios from `scripts/make_scenarios.py`, seed in `data/scenarios/index.json`). Runtime {time.time() - t_start:.0f} s "
+        f"on {isa()}.", "",
         f"* Importance classifier used: **`{comps.classifier.name}`** (`local_components(threads=1)`; `rules` means the trained "
         "ONNX model was not installed and the rule layer stood alone).",
         f"* Scenarios: {len(scenarios)} ({', '.join(fams)}); allergy variants: {n_allergy}, of which {n_late} place the "

@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scripts.common import OUT_DIR, ROOT
+from scripts.common import OUT_DIR, ROOT, isa
 
 TOPICS = ["hotel", "train", "museum", "budget", "visa", "restaurant", "beach", "flight", "weather", "market"]
 CITIES = ["Bangkok", "Chiang Mai", "Krabi", "Hanoi", "Tokyo", "Lisbon", "Tbilisi", "Kazan"]
@@ -185,7 +185,8 @@ def report(runs: dict[str, list[dict]], args: argparse.Namespace) -> list[str]:
         + (f", ratios to {args.baseline} in the same run)" if has_base else ")"), "",
         "Command: `.venv/bin/python -m scripts.bench_speed" + (f" --baseline {args.baseline}" if has_base else "")
         + f" --sizes {','.join(map(str, args.sizes))} --queries {args.queries} --rounds {args.rounds}`. Every turn asks a "
-        "new query (its embedding included); *build beyond the query* is the turn minus the query embedding alone.", "",
+        f"new query (its embedding included); *build beyond the query* is the turn minus the query embedding alone. "
+        f"Ran on {isa()}.", "",
         "| measure | this checkout" + (f" (× {args.baseline})" if has_base else "") + (f" | {args.baseline}" if has_base else "") + " |",
         "|---|---:|" + ("---:|" if has_base else ""),
     ]

@@ -29,6 +29,20 @@ PAPER = {  # the AFM paper's reported figures (allergy trip, 30 runs each, gpt-4
 }
 
 
+def isa() -> str:
+    """The instruction set the int8 kernels ran with: their results differ slightly by it (docs/models.md), so a
+    benchmark's figures say which one produced them."""
+    import platform
+
+    cpuinfo = Path("/proc/cpuinfo")
+    flags = set(cpuinfo.read_text(encoding="utf-8").split()) if cpuinfo.exists() else set()
+    if "avx512_vnni" in flags:
+        return "x86-64 AVX-512 VNNI"
+    if "avx2" in flags:
+        return "x86-64 AVX2" + (" VNNI" if "avx_vnni" in flags else "")
+    return platform.machine()
+
+
 def load_jsonl(path: Path, limit: int | None = None) -> list[dict]:
     rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
     return rows[:limit] if limit else rows

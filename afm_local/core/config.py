@@ -172,9 +172,8 @@ class AFMConfig(BaseModel):
     demote: Literal["certainty", "relevance"] = Field(
         "relevance",
         description="overflow=degrade: which model-labelled CRITICAL messages leave an overfull reservation first: "
-        "those least relevant to the query, the ones the hard-constraint rules name (health, law, caps, "
-        "prohibitions, deadlines) last and by certainty (relevance; with scoring=paper it acts as certainty); or "
-        "the least certain by the classifier (certainty, the previous default).",
+        "relevance: by the classifier's certainty and their relevance to the query together (core.relevance."
+        "demotion_order; with scoring=paper, certainty alone); certainty: the least certain (the previous default).",
     )
     hard_floor: float | None = Field(
         0.95,
@@ -183,12 +182,6 @@ class AFMConfig(BaseModel):
         description="The least a user's message scores when the hard-constraint rules name it (a cap, a prohibition, "
         "a health fact, a deadline) and it is not reserved (the classifier missed it, or overflow demoted it): it "
         "comes before any merely relevant message. None: scored like any other.",
-    )
-    critical_gate: float | None = Field(
-        None,
-        description="scoring=relevance: a model-labelled CRITICAL message is reserved only when the user pinned it, "
-        "the hard-constraint rules name it, or it stands this many standard deviations above the history's mean "
-        "relevance to the query; otherwise it is scored like a RELEVANT message. None: every CRITICAL is reserved.",
     )
     consolidate_similarity: float = Field(
         0.9,

@@ -39,7 +39,7 @@ class Constraints:
     constraint_cost: np.ndarray  # int64, cost of the constraint sentences, NEVER_FITS where none
     reference_cost: np.ndarray  # int64, cost of a one-line reference to a later restatement
     restated_by: np.ndarray  # int64, the newest later CRITICAL message that restates this one, or -1
-    relevance: np.ndarray | None = None  # demotion key, lowest first (core.relevance.demotion_order); None: certainty
+    order: np.ndarray | None = None  # demotion key, lowest first (core.relevance.demotion_order); None: certainty
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +53,12 @@ class Degraded:
     constraint_sentences: np.ndarray  # bool: its Compressed text is its constraint sentences
     demoted: np.ndarray  # bool: now scored as RELEVANT
     confidence: np.ndarray  # float, for the reasons
-    by_relevance: bool = False  # the least relevant were demoted first
+    by_relevance: bool = False  # demoted by certainty and relevance to the query together (Constraints.order)
 
     def reason(self, i: int) -> str:
         """Why message ``i`` left its Full reservation, or "" when overflow did not touch it."""
         if self.demoted[i] and self.by_relevance:
-            return "demoted: a CRITICAL less relevant to the query than those kept, to fit the budget"
+            return f"demoted: less certain (p={self.confidence[i]:.2f}) or less relevant to the query than those kept"
         if self.demoted[i]:
             return f"demoted: least certain CRITICAL (p={self.confidence[i]:.2f}) to fit the budget"
         if self.referenced[i] >= 0:
@@ -112,7 +112,7 @@ def degrade(reserved: np.ndarray, costs: np.ndarray, c: Constraints, available: 
         costs[orphans], lowest[orphans], referenced[orphans] = original[orphans], FULL, -1
         excess = _reserved_cost(reserved, costs, lowest) - available
     return Degraded(
-        reserved, lowest, costs, referenced, constraint_sentences, demoted, c.confidence, c.relevance is not None
+        reserved, lowest, costs, referenced, constraint_sentences, demoted, c.confidence, c.order is not None
     )
 
 
@@ -143,9 +143,9 @@ def _use_constraint_sentences(
 
 def _demote(reserved: np.ndarray, costs: np.ndarray, lowest: np.ndarray, c: Constraints, excess: int) -> np.ndarray:
     """Unreserve the least certain unpinned CRITICALs (older first on ties) until the reservation fits; with
-    ``c.relevance``, the least relevant first."""
+    ``c.order``, the lowest by that key first (certainty and relevance to the query together)."""
     candidates = np.flatnonzero(reserved & ~c.pinned)
-    key = c.confidence if c.relevance is None else c.relevance
+    key = c.confidence if c.order is None else c.order
     candidates = candidates[np.lexsort((candidates, key[candidates]))]
     freed = np.cumsum(costs[candidates, lowest[candidates]])
     k = int(np.searchsorted(freed, excess, side="left")) + 1

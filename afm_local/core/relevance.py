@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import AFMConfig
-from .vocabulary import CRITICAL, RELEVANT, TRIVIAL
+from .vocabulary import CRITICAL, TRIVIAL
 
 EXCERPT_SHARE = 0.85  # an excerpt must save 15% of a message's tokens, as a summary must (text.extractive)
 
@@ -91,23 +91,13 @@ def excerpt_costs(
     return np.where(worth, cost, full_tokens)
 
 
-def gated_classes(
-    classes: np.ndarray, z: np.ndarray, pinned: np.ndarray, hard: np.ndarray, gate: float | None
-) -> np.ndarray:
-    """``critical_gate``: a model-labelled CRITICAL message stays CRITICAL (reserved Full first) when the user
-    pinned it, when it names a hard constraint by the rules (health, safety, law, a cap, a prohibition, a
-    deadline), or when it stands ``gate`` standard deviations above the history's mean relevance to the query;
-    any other (a stated taste, a hobby) is scored like a RELEVANT message for this query."""
-    if gate is None:
-        return classes
-    loose = (classes == CRITICAL) & ~pinned & ~hard & (z < gate)
-    return np.where(loose, RELEVANT, classes).astype(classes.dtype)
+DEMOTION_RELEVANCE = 0.5  # z-units of relevance worth one logit of the classifier's certainty (dev: 0.25, 0.5, 1)
 
 
-def demotion_order(z: np.ndarray, hard: np.ndarray, confidence: np.ndarray) -> np.ndarray:
+def demotion_order(z: np.ndarray, confidence: np.ndarray) -> np.ndarray:
     """``demote="relevance"``: the key by which model-labelled CRITICAL messages leave an overfull reservation,
-    lowest first: a message the hard-constraint rules do not name by its relevance to the query (a stated taste
-    unrelated to the question goes first), then the rule-named ones by the classifier's certainty."""
-    z = z.astype(np.float64)
-    top = float(z.max()) if len(z) else 0.0
-    return np.where(hard, top + 1.0 + confidence, z)
+    lowest first: the classifier's certainty (as a logit) plus ``DEMOTION_RELEVANCE`` times the message's
+    relevance to the query (``relevance_z``), so that of two equally certain CRITICALs the one unrelated to the
+    question gives way first, while a certain constraint outlasts a relevant but doubtful taste."""
+    p = np.clip(confidence.astype(np.float64), 1e-4, 1 - 1e-4)
+    return np.log(p / (1 - p)) + DEMOTION_RELEVANCE * z

@@ -160,7 +160,7 @@ def _plan(job: Job, available: int) -> Plan:
         snap.tokens[:, CONSTRAINTS] + overhead,
         snap.tokens[:, REFERENCE] + overhead,
         snap.restated_by,
-        demotion_order(scored.z, snap.hard, snap.confidence) if by_relevance else None,
+        demotion_order(scored.z, snap.confidence) if by_relevance else None,
     )
     degraded = degrade(reserved, pack_plan.costs[:, :DROPPED], constraints, limit)
     rescored = scored.reclassed(np.where(degraded.demoted, RELEVANT, scored.classes).astype(np.int8), cfg)

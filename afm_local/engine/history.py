@@ -42,7 +42,7 @@ class Snapshot:
     letters: np.ndarray  # int64 (n, 2): Cyrillic and Latin letters, for the language rule
     restated_by: np.ndarray  # int64: the newest later CRITICAL message restating this one, or -1
     excerptable: np.ndarray  # bool: a query-aware excerpt can stand for it (Message.excerptable)
-    hard: np.ndarray  # bool: it names a hard constraint by the rules (text.rules.hard_constraint_hits)
+    hard: np.ndarray  # bool: a user's message the hard-constraint rules name (text.rules.hard_constraint_hits)
     sentences: SentencesSnapshot
     lexical: Bm25Index  # append-only: read for the first len(messages) messages only
 
@@ -163,7 +163,7 @@ class History:
         self._tokens[i] = token_row(m)
         self._letters[i] = letter_counts(m.content)
         self._excerptable[i] = m.excerptable
-        self._hard[i] = bool(hard_constraint_hits(m.content))
+        self._hard[i] = m.role == "user" and bool(hard_constraint_hits(m.content))
 
     def _grow(self, capacity: int) -> None:
         def grown(a: np.ndarray) -> np.ndarray:

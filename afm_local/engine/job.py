@@ -21,7 +21,6 @@ from ..core.protocols import TokenCounter
 from ..core.relevance import (
     best_sentences,
     excerpt_costs,
-    gated_classes,
     relevance_scores,
     relevance_z,
 )
@@ -157,13 +156,12 @@ def make_job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: To
                 best, sentences.starts, sentences.tokens, snap.tokens[:, FULL], cfg.excerpt_min_saving
             )
             excerpt_tokens = np.where(snap.excerptable, excerpt, snap.tokens[:, COMPRESSED])
-    gate = cfg.critical_gate if cfg.scoring == "relevance" else None
     language = language_of_counts(*(snap.letters[-LANGUAGE_WINDOW:].sum(axis=0) + letter_counts(req.query)))
     per_item = item_overhead(req.render, cfg)
     return Job(
         snap,
         Scored.of(
-            gated_classes(snap.classes, z, snap.pinned, snap.hard, gate),
+            snap.classes,
             dense,
             recency,
             z,
@@ -189,8 +187,7 @@ def _floors(snap: Snapshot, req: Request, cfg: AFMConfig) -> np.ndarray | None:
     reservation."""
     floor = np.zeros(len(snap))
     if cfg.hard_floor is not None:
-        hard = np.flatnonzero(snap.hard).tolist()
-        floor[[i for i in hard if snap.messages[i].role == "user"]] = cfg.hard_floor
+        floor[snap.hard] = cfg.hard_floor
     if req.loop and len(snap):
         floor[-1] = cfg.critical_score
     return floor if floor.any() else None

@@ -123,3 +123,16 @@ def test_the_paper_preset_refuses_instead():
     fm = manager([{"role": "user", "content": c} for c in CONSTRAINTS], overflow="raise")
     with pytest.raises(BudgetTooSmall, match="every CRITICAL message"):
         fm.build_context("q", 40)
+
+
+@pytest.mark.parametrize("demote", ["relevance", "certainty"])
+def test_of_equally_certain_criticals_the_one_unrelated_to_the_question_gives_way(demote):
+    rows = [{"role": "user", "content": CONSTRAINTS[1]}, {"role": "user", "content": CONSTRAINTS[3]}]
+    fm = manager(rows, critical_share=None, demote=demote)
+    query = "How much can we spend on the whole trip, in euros?"
+    whole = fm.build_context(query, 10_000)
+    budget = whole.tokens_used - whole.items[1].tokens - 3  # room for one of the two only
+    ctx = fm.build_context(query, budget)
+    kept = [it.fidelity is Fidelity.FULL for it in ctx.items]
+    # relevance keeps the budget cap the question is about; certainty (a tie) demotes the older first
+    assert kept == ([True, False] if demote == "relevance" else [False, True]), [it.reason for it in ctx.items]

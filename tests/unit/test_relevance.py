@@ -14,7 +14,6 @@ from afm_local.core.relevance import (
     contextual,
     demotion_order,
     excerpt_costs,
-    gated_classes,
     relevance_scores,
     relevance_z,
     standardized,
@@ -144,18 +143,10 @@ def test_the_most_relevant_runs_get_their_line_while_lines_fit() -> None:
     assert choose(candidates, score, cost, 5, min_spare=6) == []  # less than the cheapest line: nothing is priced
 
 
-def test_the_gate_keeps_pinned_rule_named_and_relevant_criticals_only() -> None:
-    classes = np.array([CRITICAL, CRITICAL, CRITICAL, CRITICAL, RELEVANT, TRIVIAL], dtype=np.int8)
-    z = np.array([0.1, 0.1, 0.1, 2.5, 3.0, -1.0])
-    pinned = np.array([True, False, False, False, False, False])
-    hard = np.array([False, True, False, False, False, False])
-    gated = gated_classes(classes, z, pinned, hard, 2.0)
-    assert gated.tolist() == [CRITICAL, CRITICAL, RELEVANT, CRITICAL, RELEVANT, TRIVIAL]
-    assert gated_classes(classes, z, pinned, hard, None) is classes
-
-
-def test_demotion_takes_the_least_relevant_first_and_rule_named_constraints_last() -> None:
-    z = np.array([2.0, -1.0, 0.5, -3.0, 1.0])
-    hard = np.array([False, False, False, True, True])  # the rules name 3 and 4: they go last, by certainty
-    confidence = np.array([0.9, 0.99, 0.6, 0.8, 0.7])
-    assert np.argsort(demotion_order(z, hard, confidence), kind="stable").tolist() == [1, 2, 0, 4, 3]
+def test_demotion_weighs_certainty_and_relevance() -> None:
+    z = np.array([2.0, -1.0, 0.5, -1.0, 3.0])
+    confidence = np.array([0.9, 0.9, 0.9, 0.99, 0.6])
+    key = demotion_order(z, confidence)
+    assert key[1] < key[2] < key[0]  # equally certain: the least relevant gives way first
+    assert key[3] > key[1]  # equally relevant: the least certain first
+    assert key[4] < key[0]  # a relevant but doubtful taste before a certain, relevant constraint
