@@ -25,7 +25,7 @@ from ..core.relevance import (
     relevance_z,
 )
 from ..core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
-from ..core.vocabulary import COMPRESSED, FULL, PLACEHOLDER
+from ..core.vocabulary import COMPRESSED, CRITICAL, FULL, PLACEHOLDER
 from ..text.lexicon import language_of_counts, letter_counts
 from .history import Snapshot
 
@@ -180,14 +180,13 @@ def make_job(snap: Snapshot, query_vector: np.ndarray, req: Request, counter: To
 
 
 def _floors(snap: Snapshot, req: Request, cfg: AFMConfig) -> np.ndarray | None:
-    """The least each message scores: a hard constraint the user stated (the rules name it: a cap, a
-    prohibition, a health fact) scores at least ``hard_floor`` when the classifier did not call it CRITICAL or
-    the reservation demoted it, so it is never left out while a merely relevant message is sent; the loop's
-    newest entry (the result the agent acts on next) scores like a CRITICAL message, first after the
-    reservation."""
+    """The least each message scores: a CRITICAL message of the user's that the rules name as a hard constraint
+    (a cap, a prohibition, a health fact) scores at least ``hard_floor`` once overflow demotes it, so it comes
+    before the messages of ordinary relevance; the loop's newest entry (the result the agent acts on next)
+    scores like a CRITICAL message, first after the reservation."""
     floor = np.zeros(len(snap))
     if cfg.hard_floor is not None:
-        floor[snap.hard] = cfg.hard_floor
+        floor[snap.hard & (snap.classes == CRITICAL)] = cfg.hard_floor
     if req.loop and len(snap):
         floor[-1] = cfg.critical_score
     return floor if floor.any() else None

@@ -215,7 +215,7 @@ TASTES = ["I love spicy Thai curries.", "I prefer window seats on long flights."
 
 
 @pytest.mark.parametrize("render", ["chat", "structured"])
-@pytest.mark.parametrize("budget", [120, 200, 300])
+@pytest.mark.parametrize("budget", [150, 200, 300])
 def test_untagged_hard_constraints_survive_the_smallest_budgets_among_many_tastes(render, budget):
     """Issue 35: stated tastes that the classifier also calls CRITICAL crowd the reservation; the untagged hard
     constraints (no [!]) still reach the model verbatim, in either render, while tastes give way."""
