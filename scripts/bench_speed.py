@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scripts.common import OUT_DIR, ROOT, isa
+from scripts.common import OUT_DIR, ROOT
 
 TOPICS = ["hotel", "train", "museum", "budget", "visa", "restaurant", "beach", "flight", "weather", "market"]
 CITIES = ["Bangkok", "Chiang Mai", "Krabi", "Hanoi", "Tokyo", "Lisbon", "Tbilisi", "Kazan"]
@@ -171,6 +171,8 @@ def main() -> None:
 
 
 def report(runs: dict[str, list[dict]], args: argparse.Namespace) -> list[str]:
+    from scripts.common import isa  # here, not at the top: a baseline's child process imports this module
+
     has_base = "baseline" in runs
 
     def cell(key: str, size: int | None = None, fmt: str = "{:.1f}") -> str:
