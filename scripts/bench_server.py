@@ -46,16 +46,47 @@ from scripts.common import ROOT
 
 ENCRYPTED = "SQLite encrypted (SQLCipher), 1 process"
 DB_KEY = secrets.token_hex(16)  # the encrypted runs' passphrase (SQLCipher derives the key from it)
-THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+THREAD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 
-SUBJECTS = ["the flight to Lisbon", "the hotel in Alfama", "my son's peanut allergy", "the Sintra day trip",
-            "the budget for dinners", "the rental car", "the museum tickets", "the train from Rossio",
-            "the supplier meeting", "the invoice for order 4411", "the database migration", "the release on Friday"]
+SUBJECTS = [
+    "the flight to Lisbon",
+    "the hotel in Alfama",
+    "my son's peanut allergy",
+    "the Sintra day trip",
+    "the budget for dinners",
+    "the rental car",
+    "the museum tickets",
+    "the train from Rossio",
+    "the supplier meeting",
+    "the invoice for order 4411",
+    "the database migration",
+    "the release on Friday",
+]
 VERBS = ["moved to", "must stay under", "was confirmed for", "cannot be before", "should include", "needs a check on"]
-OBJECTS = ["09:40 on 14 May", "120 euros per person", "a table for four", "the window seat", "gluten-free options",
-           "the second week of June", "the last train back", "two adults and two kids", "a refund by Monday"]
-QUERIES = ["What time is the flight?", "What must dinner avoid?", "How do we get to Sintra?", "What is the budget?",
-           "When is the supplier meeting?", "What did we decide about the release?"]
+OBJECTS = [
+    "09:40 on 14 May",
+    "120 euros per person",
+    "a table for four",
+    "the window seat",
+    "gluten-free options",
+    "the second week of June",
+    "the last train back",
+    "two adults and two kids",
+    "a refund by Monday",
+]
+QUERIES = [
+    "What time is the flight?",
+    "What must dinner avoid?",
+    "How do we get to Sintra?",
+    "What is the budget?",
+    "When is the supplier meeting?",
+    "What did we decide about the release?",
+]
 
 
 @dataclass
@@ -156,16 +187,20 @@ def read_back(result: Result, sessions: list[str]) -> None:
         import psycopg
 
         with psycopg.connect(db) as conn:
-            ids = [r[0] for r in conn.execute("SELECT message_id FROM messages WHERE session_id = ANY(%s)", (sessions,))]
+            ids = [
+                r[0] for r in conn.execute("SELECT message_id FROM messages WHERE session_id = ANY(%s)", (sessions,))
+            ]
     else:
         driver: Any = sqlite3
         if result.config.encrypted:
             from sqlcipher3 import dbapi2 as driver
         with driver.connect(db) as conn:
             if result.config.encrypted:
-                conn.execute("PRAGMA key = '{}'".format(DB_KEY))
+                conn.execute(f"PRAGMA key = '{DB_KEY}'")
             marks = ",".join("?" * len(sessions))
-            ids = [r[0] for r in conn.execute(f"SELECT message_id FROM messages WHERE session_id IN ({marks})", sessions)]
+            ids = [
+                r[0] for r in conn.execute(f"SELECT message_id FROM messages WHERE session_id IN ({marks})", sessions)
+            ]
             result.integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
     result.stored, result.rows = set(ids), len(ids)
 
@@ -173,17 +208,43 @@ def read_back(result: Result, sessions: list[str]) -> None:
 # ------------------------------------------------------------------------------------------ one run
 
 
-def start_server(config: Config, workers: int, workdir: Path, concurrency: int, tag: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    config: Config, workers: int, workdir: Path, concurrency: int, tag: str
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    env = {**os.environ, **THREAD_ENV, "PYTHONPATH": str(ROOT), "AFM_DB": config.db,  # the URL stays out of ps
-           "AFM_BENCH_DB_KEY": DB_KEY}
+    env = {
+        **os.environ,
+        **THREAD_ENV,
+        "PYTHONPATH": str(ROOT),
+        "AFM_DB": config.db,  # the URL stays out of ps
+        "AFM_BENCH_DB_KEY": DB_KEY,
+    }
     extra = ["--db-key-env", "AFM_BENCH_DB_KEY"] if config.encrypted else []
     log_path = workdir / f"{config.name.replace(' ', '-').replace(',', '')}-{tag}.log"
     with log_path.open("wb") as log:
-        proc = subprocess.Popen([sys.executable, "-m", "afm_local", "serve", "--host", "127.0.0.1", "--port", str(port),
-                                 "--workers", str(workers), "--concurrency", str(concurrency), "--rate-limit", "0",
-                                 *extra],
-                                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "afm_local",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(workers),
+                "--concurrency",
+                str(concurrency),
+                "--rate-limit",
+                "0",
+                *extra,
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while True:
@@ -205,9 +266,13 @@ def seed(url: str, count: int) -> list[str]:
         sessions = [c.post("/v1/sessions").json()["id"] for _ in range(count)]
         for k, sid in enumerate(sessions):
             for j in range(2):
-                c.post(f"/v1/sessions/{sid}/messages", json={"role": "user" if j == 0 else "assistant",
-                                                            "content": f"Session {k} opening note {j}: plan the trip."}
-                       ).raise_for_status()
+                c.post(
+                    f"/v1/sessions/{sid}/messages",
+                    json={
+                        "role": "user" if j == 0 else "assistant",
+                        "content": f"Session {k} opening note {j}: plan the trip.",
+                    },
+                ).raise_for_status()
     return sessions
 
 
@@ -216,8 +281,12 @@ def drive(urls: list[str], sessions: list[str], args: argparse.Namespace, result
     A request for session ``s`` goes to ``urls[s % len(urls)]``, as a balancer that hashes the session id
     would send it (each client keeps one connection per server)."""
     rng = random.Random(args.seed)
-    plan = iter([("append" if rng.random() < args.append_share else "context", rng.randrange(len(sessions)), i)
-                 for i in range(args.requests)])
+    plan = iter(
+        [
+            ("append" if rng.random() < args.append_share else "context", rng.randrange(len(sessions)), i)
+            for i in range(args.requests)
+        ]
+    )
     lock = threading.Lock()
 
     def client(n: int) -> None:
@@ -233,11 +302,15 @@ def drive(urls: list[str], sessions: list[str], args: argparse.Namespace, result
                 c, t0 = connections[s % len(urls)], time.perf_counter()
                 try:
                     if kind == "append":
-                        r = c.post(f"/v1/sessions/{sessions[s]}/messages",
-                                   json={"role": crng.choice(["user", "assistant"]), "content": message_text(crng, i)})
+                        r = c.post(
+                            f"/v1/sessions/{sessions[s]}/messages",
+                            json={"role": crng.choice(["user", "assistant"]), "content": message_text(crng, i)},
+                        )
                     else:
-                        r = c.post(f"/v1/sessions/{sessions[s]}/context",
-                                   json={"query": crng.choice(QUERIES), "budget_tokens": args.budget})
+                        r = c.post(
+                            f"/v1/sessions/{sessions[s]}/context",
+                            json={"query": crng.choice(QUERIES), "budget_tokens": args.budget},
+                        )
                     status, error = r.status_code, (None if r.is_success else f"HTTP {r.status_code} {r.text[:200]}")
                 except httpx.HTTPError as exc:
                     status, error = -1, type(exc).__name__
@@ -283,8 +356,11 @@ def run(config: Config, args: argparse.Namespace, workdir: Path) -> Result:
             except subprocess.TimeoutExpired:
                 proc.kill()
     read_back(result, sessions)
-    print(f"{config.name}: {len(result.latencies)} requests in {result.wall:.1f} s, {len(result.errors)} errors, "
-          f"{result.lost} lost", file=sys.stderr)
+    print(
+        f"{config.name}: {len(result.latencies)} requests in {result.wall:.1f} s, {len(result.errors)} errors, "
+        f"{result.lost} lost",
+        file=sys.stderr,
+    )
     return result
 
 
@@ -297,9 +373,11 @@ def throughput(result: Result) -> float:
 
 def summary_rows(groups: dict[str, list[Result]]) -> list[str]:
     """One row per configuration: medians over its runs; the ratio is against one process on the same store."""
-    rows = ["| configuration | req/s (median) | req/s per run | vs 1 process | p50 (ms) | p99 (ms) | server CPU per "
-            "request (ms) | server cores busy | errors | acknowledged | lost |",
-            "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    rows = [
+        "| configuration | req/s (median) | req/s per run | vs 1 process | p50 (ms) | p99 (ms) | server CPU per "
+        "request (ms) | server cores busy | errors | acknowledged | lost |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, runs in groups.items():
         single = groups["PostgreSQL, 1 process" if name.startswith("PostgreSQL") else "SQLite, 1 process"]
         rate = statistics.median(throughput(r) for r in runs)
@@ -307,28 +385,40 @@ def summary_rows(groups: dict[str, list[Result]]) -> list[str]:
         p99 = statistics.median(percentile([dt for _, dt, _ in r.latencies], 99) for r in runs)
         cpu = statistics.median(r.server_cpu / max(1, len(r.latencies)) for r in runs)
         busy = statistics.median(r.server_cpu / r.wall for r in runs)
-        rows.append(f"| {name} | {rate:.1f} | {' · '.join(f'{throughput(r):.1f}' for r in runs)} | "
-                    f"{rate / statistics.median(throughput(r) for r in single):.2f}× | {1000 * p50:.0f} | "
-                    f"{1000 * p99:.0f} | {1000 * cpu:.1f} | {busy:.2f} | {sum(len(r.errors) for r in runs)} | "
-                    f"{sum(len(r.acked) for r in runs)} | **{sum(r.lost for r in runs)}** |")
+        rows.append(
+            f"| {name} | {rate:.1f} | {' · '.join(f'{throughput(r):.1f}' for r in runs)} | "
+            f"{rate / statistics.median(throughput(r) for r in single):.2f}× | {1000 * p50:.0f} | "
+            f"{1000 * p99:.0f} | {1000 * cpu:.1f} | {busy:.2f} | {sum(len(r.errors) for r in runs)} | "
+            f"{sum(len(r.acked) for r in runs)} | **{sum(r.lost for r in runs)}** |"
+        )
     return rows
 
 
 def detail_rows(name: str, runs: list[Result]) -> list[str]:
     """Latencies by request kind, all runs of one configuration together."""
-    rows = [f"### {name}", "", "| kind | requests | p50 (ms) | p95 (ms) | p99 (ms) | mean (ms) | errors |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
+    rows = [
+        f"### {name}",
+        "",
+        "| kind | requests | p50 (ms) | p95 (ms) | p99 (ms) | mean (ms) | errors |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for kind in ("append", "context", "all"):
         sample = [(dt, st) for r in runs for k, dt, st in r.latencies if kind in ("all", k)]
         lat = [dt for dt, _ in sample]
-        rows.append(f"| {kind} | {len(lat)} | {1000 * percentile(lat, 50):.1f} | {1000 * percentile(lat, 95):.1f} | "
-                    f"{1000 * percentile(lat, 99):.1f} | {1000 * (statistics.mean(lat) if lat else float('nan')):.1f} | "
-                    f"{sum(1 for _, st in sample if st not in (200, 201))} |")
+        rows.append(
+            f"| {kind} | {len(lat)} | {1000 * percentile(lat, 50):.1f} | {1000 * percentile(lat, 95):.1f} | "
+            f"{1000 * percentile(lat, 99):.1f} | {1000 * (statistics.mean(lat) if lat else float('nan')):.1f} | "
+            f"{sum(1 for _, st in sample if st not in (200, 201))} |"
+        )
     stored = sum(r.rows for r in runs)
     integrity = ", ".join(sorted({r.integrity for r in runs}))
-    return rows + ["", f"{len(runs)} runs: appends acknowledged {sum(len(r.acked) for r in runs)} (plus "
-                       f"{sum(r.seeded for r in runs)} seed messages), message rows stored {stored}, lost "
-                       f"{sum(r.lost for r in runs)}; SQLite integrity_check: {integrity}.", ""]
+    return rows + [
+        "",
+        f"{len(runs)} runs: appends acknowledged {sum(len(r.acked) for r in runs)} (plus "
+        f"{sum(r.seeded for r in runs)} seed messages), message rows stored {stored}, lost "
+        f"{sum(r.lost for r in runs)}; SQLite integrity_check: {integrity}.",
+        "",
+    ]
 
 
 def machine_note() -> str:
@@ -339,39 +429,50 @@ def machine_note() -> str:
         autogroup = False
     if not autogroup:
         return ""
-    return (" Linux autogroup scheduling is on: the clients and every server process of this benchmark share "
-            "one scheduler group, so while other sessions keep the cores busy that group gets its share of the "
-            "machine however many server processes it runs (compare the cores busy); more processes can only "
-            "show their gain when the machine is otherwise idle.")
+    return (
+        " Linux autogroup scheduling is on: the clients and every server process of this benchmark share "
+        "one scheduler group, so while other sessions keep the cores busy that group gets its share of the "
+        "machine however many server processes it runs (compare the cores busy); more processes can only "
+        "show their gain when the machine is otherwise idle."
+    )
 
 
 def report(results: list[Result], args: argparse.Namespace) -> str:
     groups: dict[str, list[Result]] = {}
     for r in results:
         groups.setdefault(r.config.name, []).append(r)
-    command = (f"python -m scripts.bench_server --clients {args.clients} --requests {args.requests} "
-               f"--sessions {args.sessions} --repeat {args.repeat}")
+    command = (
+        f"python -m scripts.bench_server --clients {args.clients} --requests {args.requests} "
+        f"--sessions {args.sessions} --repeat {args.repeat}"
+    )
     if args.db:
         command += f" --db {redact_url(args.db)} --processes {args.processes}"
-    return "\n".join([
-        "# afm-local serve: load test", "",
-        f"`{command}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).", "",
-        f"Machine: {os.cpu_count()} CPU cores ({platform.machine()}, {platform.system()}), Python "
-        f"{platform.python_version()}, shared with other work (load average {os.getloadavg()[0]:.1f} at the end). "
-        f"Every run sends the same {args.requests} requests ({args.append_share:.0%} appends, the rest context "
-        f"builds with a {args.budget}-token budget) from {args.clients} client threads over {args.sessions} "
-        f"sessions to a fresh store; the clients run on the same machine. The configurations take turns, "
-        f"{args.repeat} rounds, and each figure is the median of its runs. Each server process has "
-        f"--concurrency {args.concurrency} and one thread per native library; SQLite runs WAL + "
-        f"synchronous=NORMAL, PostgreSQL (on the same machine) flushes every acknowledged commit. \"N processes\" "
-        f"are N servers on their own ports, a session's requests going to one of them by its id (as a balancer "
-        f"hashing the session id would); \"--workers N\" is one server whose N processes share one port, where "
-        f"the kernel hands each connection to one of them, so every process serves every session. Server CPU "
-        f"is the user + system time of the server processes during the requests (PostgreSQL's own not "
-        f"included); cores busy is that time over the wall time. Lost = acknowledged appends missing from the "
-        f"database afterwards.{machine_note()}", "",
-        *summary_rows(groups), "", *[line for name, runs in groups.items() for line in detail_rows(name, runs)],
-    ])
+    return "\n".join(
+        [
+            "# afm-local serve: load test",
+            "",
+            f"`{command}` ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).",
+            "",
+            f"Machine: {os.cpu_count()} CPU cores ({platform.machine()}, {platform.system()}), Python "
+            f"{platform.python_version()}, shared with other work (load average {os.getloadavg()[0]:.1f} at the end). "
+            f"Every run sends the same {args.requests} requests ({args.append_share:.0%} appends, the rest context "
+            f"builds with a {args.budget}-token budget) from {args.clients} client threads over {args.sessions} "
+            f"sessions to a fresh store; the clients run on the same machine. The configurations take turns, "
+            f"{args.repeat} rounds, and each figure is the median of its runs. Each server process has "
+            f"--concurrency {args.concurrency} and one thread per native library; SQLite runs WAL + "
+            f'synchronous=NORMAL, PostgreSQL (on the same machine) flushes every acknowledged commit. "N processes" '
+            f"are N servers on their own ports, a session's requests going to one of them by its id (as a balancer "
+            f'hashing the session id would); "--workers N" is one server whose N processes share one port, where '
+            f"the kernel hands each connection to one of them, so every process serves every session. Server CPU "
+            f"is the user + system time of the server processes during the requests (PostgreSQL's own not "
+            f"included); cores busy is that time over the wall time. Lost = acknowledged appends missing from the "
+            f"database afterwards.{machine_note()}",
+            "",
+            *summary_rows(groups),
+            "",
+            *[line for name, runs in groups.items() for line in detail_rows(name, runs)],
+        ]
+    )
 
 
 def plan_configs(args: argparse.Namespace) -> list[tuple[str, int, bool]]:
@@ -382,15 +483,20 @@ def plan_configs(args: argparse.Namespace) -> list[tuple[str, int, bool]]:
     if args.db:
         configs.append(("PostgreSQL, 1 process", 1, False))
         if args.processes > 1:
-            configs += [(f"PostgreSQL, {args.processes} processes", args.processes, False),
-                        (f"PostgreSQL, --workers {args.processes}", args.processes, True)]
+            configs += [
+                (f"PostgreSQL, {args.processes} processes", args.processes, False),
+                (f"PostgreSQL, --workers {args.processes}", args.processes, True),
+            ]
     return configs
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--db", help="a postgresql:// URL: also run PostgreSQL with 1 and --processes processes "
-                                 "(fresh databases are created on that server and dropped)")
+    ap.add_argument(
+        "--db",
+        help="a postgresql:// URL: also run PostgreSQL with 1 and --processes processes "
+        "(fresh databases are created on that server and dropped)",
+    )
     ap.add_argument("--processes", type=int, default=2, help="worker processes of the PostgreSQL runs (default 2)")
     ap.add_argument("--repeat", type=int, default=3, help="rounds over all configurations (medians are reported)")
     ap.add_argument("--clients", type=int, default=16)
@@ -425,7 +531,9 @@ def main() -> int:
     for r in results:
         if r.errors:
             print(f"{r.config.name}: first errors:", *r.errors[:5], sep="\n  ", file=sys.stderr)
-    if any(r.errors or r.lost or r.rows != len(r.acked) + r.seeded or r.integrity not in ("ok", "n/a") for r in results):
+    if any(
+        r.errors or r.lost or r.rows != len(r.acked) + r.seeded or r.integrity not in ("ok", "n/a") for r in results
+    ):
         print(f"server logs and SQLite files kept in {workdir}", file=sys.stderr)
         return 1
     shutil.rmtree(workdir)

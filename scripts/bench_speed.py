@@ -50,10 +50,16 @@ def history(n: int, seed: int = 7) -> list[dict[str, str]]:
             rows.append({"role": "user", "content": rng.choice(CONSTRAINTS)})
             continue
         topic, city = rng.choice(TOPICS), rng.choice(CITIES)
-        rows.append({"role": "user" if i % 2 == 0 else "assistant", "content": (
-            f"Message {i}: about the {topic} in {city}. We compared {rng.randint(2, 9)} options, "
-            f"prices from {rng.randint(10, 500)} to {rng.randint(500, 2000)} and opening times. "
-            f"The {topic} near the old town looked best, though reviews mention crowds on weekends.")})
+        rows.append(
+            {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": (
+                    f"Message {i}: about the {topic} in {city}. We compared {rng.randint(2, 9)} options, "
+                    f"prices from {rng.randint(10, 500)} to {rng.randint(500, 2000)} and opening times. "
+                    f"The {topic} near the old town looked best, though reviews mention crowds on weekends."
+                ),
+            }
+        )
     return rows
 
 
@@ -95,11 +101,13 @@ def measure(sizes: list[int], queries: int, ingest: int) -> dict:
 
 
 def child(root: Path, models: Path, args: argparse.Namespace) -> dict:
-    code = (f"import sys, json, importlib.util; sys.path.insert(0, {str(root)!r})\n"
-            f"spec = importlib.util.spec_from_file_location('bench_speed', {str(Path(__file__))!r})\n"
-            "bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench)\n"
-            "import afm_local; assert afm_local.__file__.startswith(sys.path[0]), afm_local.__file__\n"
-            f"print(json.dumps(bench.measure({args.sizes!r}, {args.queries}, {args.ingest})))")
+    code = (
+        f"import sys, json, importlib.util; sys.path.insert(0, {str(root)!r})\n"
+        f"spec = importlib.util.spec_from_file_location('bench_speed', {str(Path(__file__))!r})\n"
+        "bench = importlib.util.module_from_spec(spec); spec.loader.exec_module(bench)\n"
+        "import afm_local; assert afm_local.__file__.startswith(sys.path[0]), afm_local.__file__\n"
+        f"print(json.dumps(bench.measure({args.sizes!r}, {args.queries}, {args.ingest})))"
+    )
     env = {**os.environ, **THREADS, "AFM_MODELS_DIR": str(models), "PYTHONPATH": str(root)}
     proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
     if proc.returncode:
@@ -111,8 +119,13 @@ def cold_pack(root: Path, models: Path) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of a fresh `afm-local pack` of the bundled example."""
     env = {**os.environ, **THREADS, "AFM_MODELS_DIR": str(models), "PYTHONPATH": str(root)}
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "afm_local", "pack", str(ROOT / "examples" / "peanut_trip.json"),
-                             "--budget", "500"], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "afm_local", "pack", str(ROOT / "examples" / "peanut_trip.json"), "--budget", "500"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t
     if status:
@@ -159,7 +172,7 @@ def main() -> None:
             trees["baseline"] = baseline_tree(args.baseline, Path(tmp))
         runs: dict[str, list[dict]] = {name: [] for name in trees}
         for r in range(args.rounds):
-            for name in (list(trees) if r % 2 == 0 else list(reversed(trees))):
+            for name in list(trees) if r % 2 == 0 else list(reversed(trees)):
                 root, models = trees[name]
                 result = json.loads(json.dumps(child(root, models, args)))  # sizes as string keys
                 result["cold_s"], result["cold_rss_mb"] = cold_pack(root, models)
@@ -184,12 +197,18 @@ def report(runs: dict[str, list[dict]], args: argparse.Namespace) -> list[str]:
 
     lines = [
         f"# Engine speed (1 thread, medians of {args.rounds} rounds"
-        + (f", ratios to {args.baseline} in the same run)" if has_base else ")"), "",
-        "Command: `.venv/bin/python -m scripts.bench_speed" + (f" --baseline {args.baseline}" if has_base else "")
+        + (f", ratios to {args.baseline} in the same run)" if has_base else ")"),
+        "",
+        "Command: `.venv/bin/python -m scripts.bench_speed"
+        + (f" --baseline {args.baseline}" if has_base else "")
         + f" --sizes {','.join(map(str, args.sizes))} --queries {args.queries} --rounds {args.rounds}`. Every turn asks a "
         f"new query (its embedding included); *build beyond the query* is the turn minus the query embedding alone. "
-        f"Ran on {isa()}.", "",
-        "| measure | this checkout" + (f" (× {args.baseline})" if has_base else "") + (f" | {args.baseline}" if has_base else "") + " |",
+        f"Ran on {isa()}.",
+        "",
+        "| measure | this checkout"
+        + (f" (× {args.baseline})" if has_base else "")
+        + (f" | {args.baseline}" if has_base else "")
+        + " |",
         "|---|---:|" + ("---:|" if has_base else ""),
     ]
 

@@ -12,10 +12,10 @@ import gzip
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Iterator
 
 from scripts.common import ROOT
 
@@ -89,7 +89,7 @@ def _lines(path: Path) -> Iterator[str]:
         yield from fh
 
 
-@lru_cache(maxsize=None)
+@cache
 def dialogues(corpus: str) -> dict[str, list[Turn]]:
     """Every dialogue of one corpus, in file order, its turns in order."""
     out: dict[str, list[Turn]] = {}

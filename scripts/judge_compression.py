@@ -58,7 +58,9 @@ def forms(model: str | None, cache: Path | None) -> list[dict]:
                 candidates.append((f"{model} guarded", result.text))  # the benchmark's name for the method
         for method, text in candidates:
             if counter.count(text) < counter.count(source):
-                out.append(dict(id=row["id"], lang=row["lang"], method=method, source=source, form=text, sha=form_sha(text)))
+                out.append(
+                    dict(id=row["id"], lang=row["lang"], method=method, source=source, form=text, sha=form_sha(text))
+                )
     return out
 
 

@@ -45,8 +45,15 @@ def eligible(corpus: str, dialogue_id: str) -> bool:
 
 
 def item_row(t: Turn, pool: str, group: int) -> dict:
-    return {"id": t.id, "corpus": t.corpus, "role": t.role, "lang": t.lang,
-            "split": split_of(t.corpus, t.dialogue_id), "pool": pool, "group": group}
+    return {
+        "id": t.id,
+        "corpus": t.corpus,
+        "role": t.role,
+        "lang": t.lang,
+        "split": split_of(t.corpus, t.dialogue_id),
+        "pool": pool,
+        "group": group,
+    }
 
 
 def show(text: str) -> str:
@@ -58,10 +65,15 @@ def write_batches(folder: Path, turns: list[Turn], size: int, name: str = "batch
     folder.mkdir(parents=True, exist_ok=True)
     for b in range(0, len(turns), size):
         with (folder / name.format(b // size + 1)).open("w", encoding="utf-8") as fh:
-            for t in turns[b:b + size]:
+            for t in turns[b : b + size]:
                 prev = previous(t)
-                row = {"id": t.id, "role": t.role, "lang": t.lang, "text": show(t.text),
-                       "prev": {"role": prev.role, "text": show(prev.text)} if prev else None}
+                row = {
+                    "id": t.id,
+                    "role": t.role,
+                    "lang": t.lang,
+                    "text": show(t.text),
+                    "prev": {"role": prev.role, "text": show(prev.text)} if prev else None,
+                }
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 

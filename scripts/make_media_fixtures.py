@@ -16,12 +16,12 @@ Writes into tests/fixtures/media/ (README.md there describes every file and cred
 Deterministic: same Chromium + fonts + Pillow give the same bytes (noise is seeded, PDF dates fixed).
 Nothing is fetched from the network; Chromium runs with its background networking disabled.
 """
+
 from __future__ import annotations
 
 import hashlib
 import io
 import json
-import os
 import random
 import re
 import shutil
@@ -64,10 +64,19 @@ KEY_FACTS = {
 }
 
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-    "--force-device-scale-factor=1", "--disable-extensions", "--mute-audio",
-    "--disable-default-apps", "--no-default-browser-check",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+    "--disable-extensions",
+    "--mute-audio",
+    "--disable-default-apps",
+    "--no-default-browser-check",
 ]
 FIXED_PDF_DATE = b"D:20250101000000+00'00'"
 
@@ -147,9 +156,19 @@ def render_png(html: Path, out: Path, width: int, height: int | None) -> None:
     with tempfile.TemporaryDirectory() as prof:
         tmp = Path(prof) / "shot.png"
         subprocess.run(
-            [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={prof}", f"--window-size={width},{tall}",
-             f"--screenshot={tmp}", html.as_uri()],
-            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+            [
+                chromium(),
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={prof}",
+                f"--window-size={width},{tall}",
+                f"--screenshot={tmp}",
+                html.as_uri(),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=120,
+        )
         img = Image.open(tmp).convert("RGB")
         img.load()
     if height is None:
@@ -173,9 +192,19 @@ def render_pdf(html: Path, out: Path) -> None:
     with tempfile.TemporaryDirectory() as prof:
         tmp = Path(prof) / "doc.pdf"
         subprocess.run(
-            [chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={prof}", "--no-pdf-header-footer",
-             f"--print-to-pdf={tmp}", html.as_uri()],
-            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+            [
+                chromium(),
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={prof}",
+                "--no-pdf-header-footer",
+                f"--print-to-pdf={tmp}",
+                html.as_uri(),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=120,
+        )
         data = tmp.read_bytes()
     out.write_bytes(fix_pdf_dates(data))
 
@@ -186,6 +215,7 @@ def fix_pdf_dates(data: bytes) -> bytes:
         val = m.group(2)
         fixed = FIXED_PDF_DATE[: len(val)].ljust(len(val), b"0") if len(val) != len(FIXED_PDF_DATE) else FIXED_PDF_DATE
         return m.group(1) + b"(" + fixed + b")"
+
     return re.sub(rb"(/(?:CreationDate|ModDate)\s*)\(([^)]*)\)", sub, data)
 
 
@@ -224,8 +254,11 @@ def degrade_core(img: Image.Image, dest: Path, stem: str, seed: int) -> dict[str
         "chat": save_jpeg(scale(img, 0.6), dest / f"{stem}.chat.jpg", 40),
         # a phone photo of a screen: rotated 1.5 degrees, grey noise (sigma ~ 6.5), a slight blur,
         # 85 % size, JPEG quality 55
-        "photo": save_jpeg(scale(grey_noise(rotate(img, 1.5), 16, seed).filter(ImageFilter.GaussianBlur(0.6)),
-                                 0.85), dest / f"{stem}.photo.jpg", 55),
+        "photo": save_jpeg(
+            scale(grey_noise(rotate(img, 1.5), 16, seed).filter(ImageFilter.GaussianBlur(0.6)), 0.85),
+            dest / f"{stem}.photo.jpg",
+            55,
+        ),
     }
 
 
@@ -249,8 +282,11 @@ def photos(dest: Path) -> list[dict]:
         import skimage
     except ImportError:
         print("scikit-image not installed: photo/ left as it is", file=sys.stderr)
-        return [e for e in json.loads((HERE / "fixtures.json").read_text(encoding="utf-8"))
-                if e["kind"] == "photo"] if (HERE / "fixtures.json").exists() else []
+        return (
+            [e for e in json.loads((HERE / "fixtures.json").read_text(encoding="utf-8")) if e["kind"] == "photo"]
+            if (HERE / "fixtures.json").exists()
+            else []
+        )
     data = Path(skimage.__file__).parent / "data"
     items = []
     for name in ("astronaut", "coffee", "chelsea"):
@@ -258,21 +294,35 @@ def photos(dest: Path) -> list[dict]:
         img.thumbnail((400, 400), Image.LANCZOS)
         p = dest / f"{name}.jpg"
         img.save(p, "JPEG", quality=75)
-        items.append({"file": f"photo/{name}.jpg", "kind": "photo", "lang": None, "variant": "clean",
-                      "text": "", "size": list(img.size),
-                      "source": f"scikit-image {skimage.__version__} wheel: skimage/data/{name}.png"})
+        items.append(
+            {
+                "file": f"photo/{name}.jpg",
+                "kind": "photo",
+                "lang": None,
+                "variant": "clean",
+                "text": "",
+                "size": list(img.size),
+                "source": f"scikit-image {skimage.__version__} wheel: skimage/data/{name}.png",
+            }
+        )
     return items
 
 
 def bomb_png(width: int, height: int) -> bytes:
     """A valid PNG header claiming width x height grey pixels, with only 16 rows of data: < 1 KB."""
+
     def chunk(t: bytes, d: bytes) -> bytes:
         return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
+
     comp = zlib.compressobj(9)
     row = b"\x00" * (width + 1)
     idat = b"".join(comp.compress(row) for _ in range(16)) + comp.flush()
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
-            + chunk(b"IDAT", idat) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0))
+        + chunk(b"IDAT", idat)
+        + chunk(b"IEND", b"")
+    )
 
 
 def bad_inputs(dest: Path, sample_pdf: Path, sample_png: Path) -> list[dict]:
@@ -304,11 +354,17 @@ def bad_inputs(dest: Path, sample_pdf: Path, sample_png: Path) -> list[dict]:
     full = buf.getvalue()
     add("truncated.pdf", full[: len(full) // 2], "refuse: corrupt PDF (first half only: no xref, no trailer)")
     add("empty.pdf", b"", "refuse: empty file")
-    add("not_really.png", "This is plain text, not an image.\n".encode(), "refuse: bytes are text, name says PNG")
-    add("bomb_40000x40000.png", bomb_png(40000, 40000),
-        "refuse: decompression bomb (1.6 Gpx > 2 x Image.MAX_IMAGE_PIXELS: DecompressionBombError)")
-    add("bomb_12000x12000.png", bomb_png(12000, 12000),
-        "refuse or warn: 144 Mpx > Image.MAX_IMAGE_PIXELS (89.5 Mpx): DecompressionBombWarning only")
+    add("not_really.png", b"This is plain text, not an image.\n", "refuse: bytes are text, name says PNG")
+    add(
+        "bomb_40000x40000.png",
+        bomb_png(40000, 40000),
+        "refuse: decompression bomb (1.6 Gpx > 2 x Image.MAX_IMAGE_PIXELS: DecompressionBombError)",
+    )
+    add(
+        "bomb_12000x12000.png",
+        bomb_png(12000, 12000),
+        "refuse or warn: 144 Mpx > Image.MAX_IMAGE_PIXELS (89.5 Mpx): DecompressionBombWarning only",
+    )
     # JPEG with EXIF: make, model, orientation and a GPS position; a thumbnail must drop all of it
     img = Image.open(sample_png).convert("RGB")
     img.thumbnail((300, 300))
@@ -326,8 +382,9 @@ def bad_inputs(dest: Path, sample_pdf: Path, sample_png: Path) -> list[dict]:
 def sections(html: str) -> list[str]:
     """Ground truth per printed page of a multi-page HTML (one <section> per page)."""
     head = html.split("<body>")[0]
-    return [ground_truth(head + "<body>" + part.split("</section>")[0] + "</body>")
-            for part in html.split("<section>")[1:]]
+    return [
+        ground_truth(head + "<body>" + part.split("</section>")[0] + "</body>") for part in html.split("<section>")[1:]
+    ]
 
 
 # ---------------------------------------------------------------- main
@@ -335,8 +392,12 @@ def main() -> None:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bench", type=Path, help="also write the measurement-only set (each degradation "
-                    "alone, a one-page PDF per page) into this folder, with bench.json")
+    ap.add_argument(
+        "--bench",
+        type=Path,
+        help="also write the measurement-only set (each degradation "
+        "alone, a one-page PDF per page) into this folder, with bench.json",
+    )
     args = ap.parse_args()
     for d in ("png", "pdf", "photo", "bad"):
         (HERE / d).mkdir(exist_ok=True)
@@ -357,30 +418,54 @@ def main() -> None:
             png = HERE / "png" / f"{stem}.png"
             render_png(src, png, width, height)
             img = Image.open(png).convert("RGB")
-            base = {"kind": "image", "page": page, "lang": lang, "text": text, "key_facts": facts,
-                    "source": f"html/{stem}.html"}
+            base = {
+                "kind": "image",
+                "page": page,
+                "lang": lang,
+                "text": text,
+                "key_facts": facts,
+                "source": f"html/{stem}.html",
+            }
             entries.append({"file": f"png/{stem}.png", "variant": "clean", "size": list(img.size), **base})
             seed += 1
             for variant, p in degrade_core(img, HERE / "png", stem, seed).items():
-                entries.append({"file": str(p.relative_to(HERE)), "variant": variant,
-                                "size": list(Image.open(p).size), **base})
+                entries.append(
+                    {"file": str(p.relative_to(HERE)), "variant": variant, "size": list(Image.open(p).size), **base}
+                )
             if args.bench:
                 for variant, p in degrade_single(img, args.bench / "png", stem, seed).items():
-                    bench_entries.append({"file": str(p.relative_to(args.bench)), "variant": variant,
-                                          "size": list(Image.open(p).size), **base})
+                    bench_entries.append(
+                        {
+                            "file": str(p.relative_to(args.bench)),
+                            "variant": variant,
+                            "size": list(Image.open(p).size),
+                            **base,
+                        }
+                    )
                 pdf = args.bench / "pdf" / f"{stem}.pdf"
                 render_pdf(src, pdf)
-                bench_entries.append({"file": f"pdf/{stem}.pdf", "variant": "pdf", "pages": 1,
-                                      **{**base, "kind": "pdf"}})
+                bench_entries.append(
+                    {"file": f"pdf/{stem}.pdf", "variant": "pdf", "pages": 1, **{**base, "kind": "pdf"}}
+                )
             print("made", stem, list(img.size), file=sys.stderr)
     for lang in LANGS:
         src = HTML / f"agreement_{lang}.html"
         out = HERE / "pdf" / f"agreement_{lang}.pdf"
         render_pdf(src, out)
         pages = sections(src.read_text(encoding="utf-8"))
-        entries.append({"file": f"pdf/agreement_{lang}.pdf", "kind": "pdf", "variant": "multipage",
-                        "lang": lang, "pages": len(pages), "text": "\n".join(pages), "page_texts": pages,
-                        "key_facts": KEY_FACTS[f"contract_{lang}"], "source": f"html/agreement_{lang}.html"})
+        entries.append(
+            {
+                "file": f"pdf/agreement_{lang}.pdf",
+                "kind": "pdf",
+                "variant": "multipage",
+                "lang": lang,
+                "pages": len(pages),
+                "text": "\n".join(pages),
+                "page_texts": pages,
+                "key_facts": KEY_FACTS[f"contract_{lang}"],
+                "source": f"html/agreement_{lang}.html",
+            }
+        )
     entries += photos(HERE / "photo")
     entries += bad_inputs(HERE / "bad", HERE / "pdf" / "agreement_en.pdf", HERE / "png" / "chat_en.png")
     for root, items, name in ((HERE, entries, "fixtures.json"), (args.bench, bench_entries, "bench.json")):

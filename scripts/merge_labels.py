@@ -116,19 +116,35 @@ def merge_first(labels_dir: Path) -> None:
         la, lb = [a[i]["label"] for i in ids], [b[i]["label"] for i in ids]
         pairs["a"] += la
         pairs["b"] += lb
-        agreement[f"group {group}"] = {"n": len(ids), "agreement": sum(x == y for x, y in zip(la, lb)) / len(ids),
-                                       "kappa": kappa(la, lb)}
+        agreement[f"group {group}"] = {
+            "n": len(ids),
+            "agreement": sum(x == y for x, y in zip(la, lb)) / len(ids),
+            "kappa": kappa(la, lb),
+        }
         for i, x, y in zip(ids, la, lb):
             if x != y and i not in adjudicator:
                 raise SystemExit(f"{i}: the annotators disagree and no adjudication was found")
             adj = adjudicator[i]["label"] if x != y else None
             unsure = [r[i].get("unsure", False) for r in (a, b)]
-            rows.append({"id": i, "label": gold_label(x, y, adj), "a": x, "b": y, "adj": adj,
-                         "unsure": sum(unsure), "flags": sorted({r[i]["flag"] for r in (a, b) if r[i].get("flag")})})
+            rows.append(
+                {
+                    "id": i,
+                    "label": gold_label(x, y, adj),
+                    "a": x,
+                    "b": y,
+                    "adj": adj,
+                    "unsure": sum(unsure),
+                    "flags": sorted({r[i]["flag"] for r in (a, b) if r[i].get("flag")}),
+                }
+            )
     n = len(pairs["a"])
-    agreement["all"] = {"n": n, "agreement": sum(x == y for x, y in zip(pairs["a"], pairs["b"])) / n,
-                        "kappa": kappa(pairs["a"], pairs["b"]), "adjudicated": sum(r["adj"] is not None for r in rows),
-                        "critical_agreement": _critical_agreement(pairs["a"], pairs["b"])}
+    agreement["all"] = {
+        "n": n,
+        "agreement": sum(x == y for x, y in zip(pairs["a"], pairs["b"])) / n,
+        "kappa": kappa(pairs["a"], pairs["b"]),
+        "adjudicated": sum(r["adj"] is not None for r in rows),
+        "critical_agreement": _critical_agreement(pairs["a"], pairs["b"]),
+    }
     with (REAL / "labels.jsonl").open("w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row) + "\n")
@@ -206,8 +222,10 @@ def read_file(path: Path, expected: list[str] | None) -> dict[str, dict]:
     if expected is not None:
         missing, extra = set(expected) - set(out), set(out) - set(expected)
         if missing or extra:
-            raise SystemExit(f"{path}: {len(missing)} items without a label, {len(extra)} ids not in the batch"
-                             f" (e.g. {sorted(missing or extra)[0]})")
+            raise SystemExit(
+                f"{path}: {len(missing)} items without a label, {len(extra)} ids not in the batch"
+                f" (e.g. {sorted(missing or extra)[0]})"
+            )
     return out
 
 
@@ -223,8 +241,9 @@ def batch_pairs(labels_dir: Path, sample: Sample) -> dict[int, tuple[tuple[str, 
         done = [who for who in annotators if (labels_dir / who / name).is_file()]
         if len(done) > 2:
             raise SystemExit(f"{name}: more than two first annotators ({', '.join(done)})")
-        out[group] = (tuple((who, read_file(labels_dir / who / name, expected)) for who in done)
-                      if len(done) == 2 else None)
+        out[group] = (
+            tuple((who, read_file(labels_dir / who / name, expected)) for who in done) if len(done) == 2 else None
+        )
     return out
 
 
@@ -257,8 +276,12 @@ def _family(corpus: str) -> str:
 def agreement_figures(la: list[str], lb: list[str]) -> dict:
     n = len(la)
     ca, cb = [x == "CRITICAL" for x in la], [y == "CRITICAL" for y in lb]
-    return {"n": n, "agreement": sum(x == y for x, y in zip(la, lb)) / n, "kappa": kappa(la, lb),
-            "critical": {**_critical_agreement(la, lb), "kappa": cohen_kappa(ca, cb)}}
+    return {
+        "n": n,
+        "agreement": sum(x == y for x, y in zip(la, lb)) / n,
+        "kappa": kappa(la, lb),
+        "critical": {**_critical_agreement(la, lb), "kappa": cohen_kappa(ca, cb)},
+    }
 
 
 def adjudications(labels_dir: Path, sample: Sample, group: int, disagree: list[str]) -> dict[str, dict]:
@@ -290,11 +313,20 @@ def merge_second(labels_dir: Path, sample: Sample) -> dict:
         disagree = [it["id"] for it in ids if a[it["id"]]["label"] != b[it["id"]]["label"]]
         adj = adjudications(labels_dir, sample, group, disagree)
         la, lb = [a[it["id"]]["label"] for it in ids], [b[it["id"]]["label"] for it in ids]
-        agreement["groups"][str(group)] = {"annotators": [name_a, name_b], **agreement_figures(la, lb),
-                                           "disagreements": len(disagree), "adjudicated": len(adj)}
+        agreement["groups"][str(group)] = {
+            "annotators": [name_a, name_b],
+            **agreement_figures(la, lb),
+            "disagreements": len(disagree),
+            "adjudicated": len(adj),
+        }
         for it, x, y in zip(ids, la, lb):
-            for key in ("all", f"pool {it['pool']}", f"corpus {_family(it['corpus'])}", f"lang {it['lang']}",
-                        f"role {it['role']}"):
+            for key in (
+                "all",
+                f"pool {it['pool']}",
+                f"corpus {_family(it['corpus'])}",
+                f"lang {it['lang']}",
+                f"role {it['role']}",
+            ):
                 slices[key][0].append(x)
                 slices[key][1].append(y)
             rows.append(gold_row(it["id"], a, b, adj, sample))
@@ -316,27 +348,44 @@ def gold_row(i: str, a: dict, b: dict, adj: dict, sample: Sample) -> dict:
     third = adj[i]["label"] if i in adj else None
     raters = [r[i] for r in (a, b, adj) if i in r]
     label = gold_label(x, y, third) if x and y and (x == y or third) else None
-    row = {"id": i, "label": label, "a": x, "b": y, "adj": third,
-           "unsure": sum(int(bool(r.get("unsure", 0))) for r in raters[:2]),
-           "flags": sorted({r["flag"] for r in raters if r.get("flag")})}
+    row = {
+        "id": i,
+        "label": label,
+        "a": x,
+        "b": y,
+        "adj": third,
+        "unsure": sum(int(bool(r.get("unsure", 0))) for r in raters[:2]),
+        "flags": sorted({r["flag"] for r in raters if r.get("flag")}),
+    }
     return row | ({"v1": sample.earlier[i]} if sample.earlier else {})
 
 
 def adjudication_counts(rows: list[dict]) -> dict:
-    return {"adjudicated": sum(r["adj"] is not None for r in rows), "pending": sum(r["label"] is None for r in rows),
-            "adjudicated_to": dict(Counter(r["label"] for r in rows if r["adj"] is not None)),
-            "three_way_splits": sum(len({r["a"], r["b"], r["adj"]}) == 3 for r in rows if r["adj"])}
+    return {
+        "adjudicated": sum(r["adj"] is not None for r in rows),
+        "pending": sum(r["label"] is None for r in rows),
+        "adjudicated_to": dict(Counter(r["label"] for r in rows if r["adj"] is not None)),
+        "three_way_splits": sum(len({r["a"], r["b"], r["adj"]}) == 3 for r in rows if r["adj"]),
+    }
 
 
 def gold_counts(rows: list[dict], sample: Sample) -> dict:
     """Gold counts, gold CRITICAL per split and family (the 40% check) and, for a relabelling, how the labels moved
     from version 1."""
     by_id = {it["id"]: it for it in sample.items}
-    out = {"gold": dict(Counter(r["label"] or "pending" for r in rows)),
-           "gold_critical_by_split": {
-               split: dict(Counter(_family(by_id[r["id"]]["corpus"]) for r in rows
-                                   if r["label"] == "CRITICAL" and by_id[r["id"]]["split"] == split))
-               for split in ("train", "dev", "test")}}
+    out = {
+        "gold": dict(Counter(r["label"] or "pending" for r in rows)),
+        "gold_critical_by_split": {
+            split: dict(
+                Counter(
+                    _family(by_id[r["id"]]["corpus"])
+                    for r in rows
+                    if r["label"] == "CRITICAL" and by_id[r["id"]]["split"] == split
+                )
+            )
+            for split in ("train", "dev", "test")
+        },
+    }
     if sample.earlier:
         out["from_v1"] = dict(sorted(Counter(f"{r['v1']} -> {r['label'] or 'pending'}" for r in rows).items()))
     return out

@@ -55,7 +55,9 @@ class ClusterError(RuntimeError):
 def find_bindir() -> Path:
     """The folder with initdb, pg_ctl and postgres: ``$AFM_PG_BINDIR``, Debian's newest, or ``PATH``."""
     candidates = [os.environ.get("AFM_PG_BINDIR", "")]
-    candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(re.sub(r"\D", "", p) or 0), reverse=True)
+    candidates += sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(re.sub(r"\D", "", p) or 0), reverse=True
+    )
     found = shutil.which("initdb")
     candidates.append(str(Path(found).resolve().parent) if found else "")
     for folder in filter(None, candidates):
@@ -116,7 +118,7 @@ class PgCluster:
         path.chmod(0o600)
 
     @classmethod
-    def load(cls, base: Path) -> "PgCluster":
+    def load(cls, base: Path) -> PgCluster:
         state = json.loads((Path(base) / "cluster.json").read_text())
         state["base"] = Path(state["base"])
         return cls(**state)
@@ -131,18 +133,28 @@ class PgCluster:
             pw = pwd.getpwnam("postgres")
         except KeyError:
             raise ClusterError("running as root and there is no 'postgres' user to run PostgreSQL as") from None
-        return {"user": pw.pw_uid, "group": pw.pw_gid, "extra_groups": [],
-                "env": {**os.environ, "HOME": pw.pw_dir, "USER": "postgres", "LOGNAME": "postgres"}}
+        return {
+            "user": pw.pw_uid,
+            "group": pw.pw_gid,
+            "extra_groups": [],
+            "env": {**os.environ, "HOME": pw.pw_dir, "USER": "postgres", "LOGNAME": "postgres"},
+        }
 
     def _tool(self, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(Path(self.bindir) / args[0]), *args[1:]], capture_output=True, text=True,
-                              timeout=timeout, **self._run_as())
+        return subprocess.run(
+            [str(Path(self.bindir) / args[0]), *args[1:]],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            **self._run_as(),
+        )
 
     # ------------------------------------------------------------------ life cycle
 
     @classmethod
-    def create(cls, base: Path | None = None, *, owner_pid: int | None = None,
-               wal_segment_mb: int | None = None) -> "PgCluster":
+    def create(
+        cls, base: Path | None = None, *, owner_pid: int | None = None, wal_segment_mb: int | None = None
+    ) -> PgCluster:
         """initdb a new cluster in ``base`` (default: a fresh temporary folder) and start it.
         ``wal_segment_mb=1`` keeps WAL files under a small file-size limit (see ``start``)."""
         base = Path(base) if base else Path(tempfile.mkdtemp(prefix=STALE_PREFIX))
@@ -159,9 +171,20 @@ class PgCluster:
             for path in (base, cluster.sockets, pwfile):
                 os.chown(path, run_as["user"], run_as["group"])
         cluster._save()
-        done = cluster._tool("initdb", "-D", str(cluster.data), "-U", cluster.user, "--auth=scram-sha-256",
-                             f"--pwfile={pwfile}", "-E", "UTF8", "--no-locale", "--no-sync",
-                             *([f"--wal-segsize={wal_segment_mb}"] if wal_segment_mb else []))
+        done = cluster._tool(
+            "initdb",
+            "-D",
+            str(cluster.data),
+            "-U",
+            cluster.user,
+            "--auth=scram-sha-256",
+            f"--pwfile={pwfile}",
+            "-E",
+            "UTF8",
+            "--no-locale",
+            "--no-sync",
+            *([f"--wal-segsize={wal_segment_mb}"] if wal_segment_mb else []),
+        )
         pwfile.unlink()
         if done.returncode != 0:
             raise ClusterError(f"initdb failed: {(done.stderr or done.stdout).strip()[-800:]}")
@@ -172,15 +195,18 @@ class PgCluster:
         """Start the postmaster; a port taken meanwhile is retried on another."""
         for attempt in range(START_ATTEMPTS):
             options = f"-p {self.port} -k {self.sockets} -c listen_addresses=127.0.0.1"
-            done = self._tool("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "-o", options,
-                              "start")
+            done = self._tool(
+                "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60", "-o", options, "start"
+            )
             if done.returncode == 0:
                 return
             if attempt + 1 < START_ATTEMPTS and "already in use" in self._log_tail():
                 self.port = _free_port()  # someone took the port between our probe and the bind
                 self._save()
                 continue
-            raise ClusterError(f"pg_ctl start failed: {(done.stderr or done.stdout).strip()[-400:]}\n{self._log_tail()}")
+            raise ClusterError(
+                f"pg_ctl start failed: {(done.stderr or done.stdout).strip()[-400:]}\n{self._log_tail()}"
+            )
 
     def _log_tail(self) -> str:
         return log_tail(self.log, 1500)

@@ -48,8 +48,16 @@ PLAN = {"dev": 8, "test": 6}  # conversations per split
 SEED = "20261204:long_real"
 # Sessions drawn per corpus (weights of a draw, not of messages); circa sessions hold CIRCA_PAIRS pairs.
 MIX = {
-    "topical_chat": 0.26, "casino": 0.13, "redial_subset": 0.15, "multiwoz22": 0.12, "sgd": 0.08,
-    "taskmaster4": 0.04, "oasst_en100": 0.06, "circa": 0.08, "hh_rlhf_harmless_test": 0.05, "dolly_subset": 0.03,
+    "topical_chat": 0.26,
+    "casino": 0.13,
+    "redial_subset": 0.15,
+    "multiwoz22": 0.12,
+    "sgd": 0.08,
+    "taskmaster4": 0.04,
+    "oasst_en100": 0.06,
+    "circa": 0.08,
+    "hh_rlhf_harmless_test": 0.05,
+    "dolly_subset": 0.03,
 }
 CIRCA_PAIRS = 8
 TYPES = ("single", "multi", "temporal", "third_person")
@@ -75,8 +83,11 @@ def _dialogue(key: str) -> list[Turn]:
 
 @cache
 def _pool(corpus: str, split: str) -> list[str]:
-    return sorted(d for d, turns in dialogues(corpus).items()
-                  if split_of(corpus, d) == split and (len(turns) >= 2 or corpus == "circa"))
+    return sorted(
+        d
+        for d, turns in dialogues(corpus).items()
+        if split_of(corpus, d) == split and (len(turns) >= 2 or corpus == "circa")
+    )
 
 
 def build(split: str, index: int, rng: random.Random, used: set[str]) -> Conversation:
@@ -112,8 +123,10 @@ def cmd_build(_: argparse.Namespace) -> None:
     used: set[str] = set()
     convs = [build(split, i, rng, used) for split, n in PLAN.items() for i in range(n)]
     DATA.mkdir(parents=True, exist_ok=True)
-    CONVERSATIONS.write_text("".join(json.dumps({"id": c.id, "split": c.split, "sessions": c.sessions}) + "\n"
-                                     for c in convs), encoding="utf-8")
+    CONVERSATIONS.write_text(
+        "".join(json.dumps({"id": c.id, "split": c.split, "sessions": c.sessions}) + "\n" for c in convs),
+        encoding="utf-8",
+    )
     for c in convs:
         counts = Counter(key.split("|")[0] for s in c.sessions for key in s)
         print(c.id, len(c.turns()), "messages,", len(c.sessions), "sessions", dict(counts))
@@ -160,8 +173,11 @@ def check_questions(rows: list[dict]) -> list[str]:
             continue
         if kind not in TYPES:
             problems.append(f"{where}: type must be one of {', '.join(TYPES)}")
-        if not isinstance(evidence, list) or not evidence or not all(isinstance(i, int) and 0 <= i < len(turns)
-                                                                      for i in evidence):
+        if (
+            not isinstance(evidence, list)
+            or not evidence
+            or not all(isinstance(i, int) and 0 <= i < len(turns) for i in evidence)
+        ):
             problems.append(f"{where}: evidence must be a non-empty list of message numbers of {c.id}")
             continue
         if kind == "multi" and len(set(evidence)) < 2:
@@ -211,10 +227,12 @@ def cmd_collect(args: argparse.Namespace) -> None:
             raise SystemExit(f"{path}: {len(problems)} problems; run `check` on it")
         for r in to_ids(rows):
             by_split.setdefault(convs[r["conversation"]].split, []).append(
-                {k: r[k] for k in ("conversation", "question", "evidence", "type", "answer")})
+                {k: r[k] for k in ("conversation", "question", "evidence", "type", "answer")}
+            )
     for split, rows in by_split.items():
-        (DATA / f"questions_{split}.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
-                                                      encoding="utf-8")
+        (DATA / f"questions_{split}.jsonl").write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+        )
         print(split, len(rows), dict(Counter(r["type"] for r in rows)))
 
 
@@ -247,9 +265,15 @@ def candidates(split: str, rng: random.Random) -> list[Turn]:
     """First-person statements by a person that may state a preference, ``CANDIDATES_PER_SOURCE`` per corpus."""
     out = []
     for corpus in SOURCES:
-        found = [t for d, turns in dialogues(corpus).items() if split_of(corpus, d) == split for t in turns
-                 if (t.role == "user" or corpus in ("casino", "topical_chat")) and len(t.text) <= MAX_CHARS
-                 and STATEMENT_RE.search(t.text)]
+        found = [
+            t
+            for d, turns in dialogues(corpus).items()
+            if split_of(corpus, d) == split
+            for t in turns
+            if (t.role == "user" or corpus in ("casino", "topical_chat"))
+            and len(t.text) <= MAX_CHARS
+            and STATEMENT_RE.search(t.text)
+        ]
         out += rng.sample(found, min(CANDIDATES_PER_SOURCE, len(found)))
     rng.shuffle(out)
     return out
@@ -269,8 +293,11 @@ def long_exchanges(split: str) -> list[list[Turn]]:
 
 def preference_items(split: str) -> list[Item]:
     """The items of ``split``: statements and requests from data/long_real, exchanges drawn by a seeded rng."""
-    rows = [json.loads(line) for line in (DATA / f"prefs_{split}.jsonl").read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (DATA / f"prefs_{split}.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     pool = long_exchanges(split)
     rng = random.Random(f"prefs:{split}")
     return [Item(turn(r["statement"]), rng.sample(pool, EXCHANGES), r["question"]) for r in rows]
@@ -282,7 +309,8 @@ def cmd_candidates(args: argparse.Namespace) -> None:
     for split in ("dev", "test"):
         rows = candidates(split, random.Random(f"prefs-candidates:{split}"))
         (out / f"candidates_{split}.txt").write_text(
-            "\n".join(f"{t.id}\t{' '.join(t.text.split())}" for t in rows) + "\n", encoding="utf-8")
+            "\n".join(f"{t.id}\t{' '.join(t.text.split())}" for t in rows) + "\n", encoding="utf-8"
+        )
         print(split, len(rows), dict(Counter(t.corpus for t in rows)))
 
 
@@ -321,8 +349,10 @@ def cmd_check_prefs(args: argparse.Namespace) -> None:
     problems = check_prefs(rows, args.split)
     for p in problems:
         print(p)
-    print(f"{len(rows)} items, {len(problems)} problems; corpora: "
-          f"{dict(Counter(r.get('statement', '|').split('|')[0] for r in rows))}")
+    print(
+        f"{len(rows)} items, {len(problems)} problems; corpora: "
+        f"{dict(Counter(r.get('statement', '|').split('|')[0] for r in rows))}"
+    )
     sys.exit(1 if problems else 0)
 
 

@@ -26,9 +26,16 @@ from scripts.corpora import Turn, dialogues, family, unit
 
 REAL = ROOT / "data" / "compression" / "real_messages.jsonl"
 QUOTAS = {  # messages per corpus: 150 English, 50 Russian
-    "multiwoz22": 25, "sgd": 15, "taskmaster4": 10, "oasst_en100": 20, "dolly_subset": 15,
-    "hh_rlhf_harmless_test": 20, "topical_chat": 25, "casino": 20,
-    "multiwoz22_ru_mt": 30, "ru_anekdot_dialogues": 20,
+    "multiwoz22": 25,
+    "sgd": 15,
+    "taskmaster4": 10,
+    "oasst_en100": 20,
+    "dolly_subset": 15,
+    "hh_rlhf_harmless_test": 20,
+    "topical_chat": 25,
+    "casino": 20,
+    "multiwoz22_ru_mt": 30,
+    "ru_anekdot_dialogues": 20,
 }
 MIN_TOKENS, MAX_TOKENS = 25, 320
 DEV_SHARE = 0.3
@@ -76,8 +83,17 @@ def main(argv: list[str] | None = None) -> int:
         turns = draw(corpus, quota, args.seed, counter, taken)
         order = sorted(turns, key=lambda t: unit(f"{args.seed}|split|{family(corpus)}|{t.dialogue_id}"))
         dev = {t.id for t in order[: round(DEV_SHARE * len(turns))]}
-        rows += [{"id": t.id, "corpus": t.corpus, "role": t.role, "lang": t.lang,
-                  "split": "dev" if t.id in dev else "test", "tokens": counter.count(t.text)} for t in turns]
+        rows += [
+            {
+                "id": t.id,
+                "corpus": t.corpus,
+                "role": t.role,
+                "lang": t.lang,
+                "split": "dev" if t.id in dev else "test",
+                "tokens": counter.count(t.text),
+            }
+            for t in turns
+        ]
     REAL.parent.mkdir(parents=True, exist_ok=True)
     REAL.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     counts: dict[str, int] = {}

@@ -50,11 +50,13 @@ ITEMS = ROOT / "data" / "real2" / "items.jsonl"
 ROUND_ONE = ROOT / "data" / "real" / "items.jsonl"
 BATCH = 250
 MAX_FAMILY_SHARE = 0.40  # issue 30: no corpus family holds more of the CRITICAL turns of any split
-DESIGN_SHARE = 0.34      # what the quotas are held under, since the rates come from 30 draws each
+DESIGN_SHARE = 0.34  # what the quotas are held under, since the rates come from 30 draws each
 
-_ADV = (r"(?:really |absolutely |just |do |totally |also |still |usually |generally |mostly |definitely |truly |"
-        r"kinda |kind of |personally |honestly |actually |do not |don'?t |never |rarely |seldom |only |always |"
-        r"much |mainly |especially |simply |can'?t |cannot |won'?t |will not )*")
+_ADV = (
+    r"(?:really |absolutely |just |do |totally |also |still |usually |generally |mostly |definitely |truly |"
+    r"kinda |kind of |personally |honestly |actually |do not |don'?t |never |rarely |seldom |only |always |"
+    r"much |mainly |especially |simply |can'?t |cannot |won'?t |will not )*"
+)
 PREF_RE = re.compile(
     # English: a first-person standing taste, habit-as-rule or limit (present tense; "loved" is an experience)
     r"\b(?:i|we) " + _ADV + r"(?:like|love|enjoy|adore|prefer|hate|dislike|detest|despise|loathe|avoid|refuse|"
@@ -82,8 +84,11 @@ PREF_RE = re.compile(
     r"\bбоюсь (?:летать|высоты|собак|кошек|воды|темноты)|\bбез (?:мяса|сахара|глютена|лактозы|алкоголя|орехов)\b",
     re.IGNORECASE,
 )
-RU_FIRST_PERSON_VERB_RE = re.compile(r"\b(?:люблю|обожаю|ненавижу|предпочитаю|избегаю|переношу|выношу|терплю|"
-                                     r"употребляю|ем|пью|курю|боюсь)\b", re.IGNORECASE)
+RU_FIRST_PERSON_VERB_RE = re.compile(
+    r"\b(?:люблю|обожаю|ненавижу|предпочитаю|избегаю|переношу|выношу|терплю|"
+    r"употребляю|ем|пью|курю|боюсь)\b",
+    re.IGNORECASE,
+)
 # A Circa question about a standing taste: the answer can state one without a pattern word ("Only if it's non-fiction").
 CIRCA_QUESTION_RE = re.compile(
     r"\b(?:do|did|would|will|are|is|have|can|could) you (?:ever |still |usually |generally |often )?(?:like|love|enjoy|"
@@ -109,7 +114,9 @@ OPINION_RE = re.compile(
 )
 # An assistant turn that mentions preferences or constraints: the hard negatives (and the rare positives) among them.
 ASSISTANT_RE = re.compile(
-    PREF_RE.pattern + "|" + CANDIDATE_RE.pattern
+    PREF_RE.pattern
+    + "|"
+    + CANDIDATE_RE.pattern
     + r"|\byou(?:'d| would)? (?:like|prefer|love|enjoy|hate|mentioned|said)\b|"
     r"\byour (?:preference|favou?rite|taste|diet|allerg|budget|requirement)|\bnoted\b|"
     r"\bi'?ll (?:make sure|keep|remember|"
@@ -132,8 +139,12 @@ def _circa_pref(t: Turn) -> bool:
 
 
 def _social(t: Turn) -> bool:
-    return (len(t.text) <= SHOW_CHARS and _first_person(t) and bool(OPINION_RE.search(t.text))
-            and not PREF_RE.search(t.text))
+    return (
+        len(t.text) <= SHOW_CHARS
+        and _first_person(t)
+        and bool(OPINION_RE.search(t.text))
+        and not PREF_RE.search(t.text)
+    )
 
 
 def _assistant(t: Turn) -> bool:
@@ -183,26 +194,57 @@ CELLS: dict[str, dict[str, tuple[tuple[str, ...], Callable[[Turn], bool], int | 
         "redial_subset": (BOTH, _social, 80, 1),
         "ru_anekdot_dialogues": (BOTH, _social, 80, 1),
     },
-    "random": {c: (BOTH, _any, q, 1) for c, q in {
-        "multiwoz22": 20, "multiwoz22_ru_mt": 30, "sgd": 20, "taskmaster4": 15, "hh_rlhf_harmless_test": 25,
-        "topical_chat": 35, "casino": 25, "ru_anekdot_dialogues": 40, "circa": 35, "redial_subset": 35,
-        "arena_hard_prompts": 15,
-    }.items()},
+    "random": {
+        c: (BOTH, _any, q, 1)
+        for c, q in {
+            "multiwoz22": 20,
+            "multiwoz22_ru_mt": 30,
+            "sgd": 20,
+            "taskmaster4": 15,
+            "hh_rlhf_harmless_test": 25,
+            "topical_chat": 35,
+            "casino": 25,
+            "ru_anekdot_dialogues": 40,
+            "circa": 35,
+            "redial_subset": 35,
+            "arena_hard_prompts": 15,
+        }.items()
+    },
 }
 # CRITICAL turns seen in a reading of 30 draws of each cell (fewer where the cell is smaller) under docs/labelling.md,
 # before the quotas were set: (CRITICAL, read). Not labels: an estimate to size the quotas, and a coarse one (30 draws
 # give about +-0.17 at a rate of 0.5). The random pool was read as one (30 draws across its corpora); a cell with
 # none seen counts as ``FLOOR``.
 READ: dict[tuple[str, str], tuple[int, int]] = {
-    ("pref", "circa"): (20, 30), ("pref", "redial_subset"): (14, 30), ("pref", "casino"): (11, 30),
-    ("pref", "topical_chat"): (18, 30), ("pref", "sgd"): (11, 30), ("pref", "hh_rlhf_harmless_test"): (4, 30),
-    ("pref", "ru_anekdot_dialogues"): (8, 30), ("pref", "multiwoz22"): (6, 30), ("pref", "multiwoz22_ru_mt"): (6, 26),
-    ("pref", "taskmaster4"): (4, 30), ("pref", "arena_hard_prompts"): (0, 9),
-    ("prompt", "arena_hard_prompts"): (0, 30), ("prompt", "arena_hard_prompts_ru"): (1, 30),
+    ("pref", "circa"): (20, 30),
+    ("pref", "redial_subset"): (14, 30),
+    ("pref", "casino"): (11, 30),
+    ("pref", "topical_chat"): (18, 30),
+    ("pref", "sgd"): (11, 30),
+    ("pref", "hh_rlhf_harmless_test"): (4, 30),
+    ("pref", "ru_anekdot_dialogues"): (8, 30),
+    ("pref", "multiwoz22"): (6, 30),
+    ("pref", "multiwoz22_ru_mt"): (6, 26),
+    ("pref", "taskmaster4"): (4, 30),
+    ("pref", "arena_hard_prompts"): (0, 9),
+    ("prompt", "arena_hard_prompts"): (0, 30),
+    ("prompt", "arena_hard_prompts_ru"): (1, 30),
     ("prompt", "hh_rlhf_harmless_test"): (0, 30),
-    **{("assistant", c): (0, 30) for c in ("multiwoz22", "multiwoz22_ru_mt", "sgd", "taskmaster4",
-                                            "hh_rlhf_harmless_test", "redial_subset", "circa")},
-    ("social", "topical_chat"): (0, 30), ("social", "casino"): (2, 30), ("social", "redial_subset"): (0, 30),
+    **{
+        ("assistant", c): (0, 30)
+        for c in (
+            "multiwoz22",
+            "multiwoz22_ru_mt",
+            "sgd",
+            "taskmaster4",
+            "hh_rlhf_harmless_test",
+            "redial_subset",
+            "circa",
+        )
+    },
+    ("social", "topical_chat"): (0, 30),
+    ("social", "casino"): (2, 30),
+    ("social", "redial_subset"): (0, 30),
     ("social", "ru_anekdot_dialogues"): (0, 30),
     **{("random", c): (2, 30) for c in CELLS["random"]},
 }
@@ -228,14 +270,19 @@ def split_quotas(quota: int) -> dict[str, int]:
     """A quota cut into the splits' shares, largest remainders first."""
     raw = {name: quota * share for name, share in SPLITS}
     out = {name: int(v) for name, v in raw.items()}
-    for name in sorted(raw, key=lambda n: out[n] - raw[n])[:quota - sum(out.values())]:
+    for name in sorted(raw, key=lambda n: out[n] - raw[n])[: quota - sum(out.values())]:
         out[name] += 1
     return out
 
 
 def candidates(corpus: str, roles: tuple[str, ...], test: Callable[[Turn], bool], exclude: set[str]) -> list[Turn]:
-    return [t for dialogue_id, turns in dialogues(corpus).items() if eligible(corpus, dialogue_id)
-            for t in turns if t.role in roles and t.id not in exclude and test(t)]
+    return [
+        t
+        for dialogue_id, turns in dialogues(corpus).items()
+        if eligible(corpus, dialogue_id)
+        for t in turns
+        if t.role in roles and t.id not in exclude and test(t)
+    ]
 
 
 def draw(rng: random.Random, pool: list[Turn], quota: int | None, per_dialogue: int) -> list[Turn]:
@@ -279,8 +326,10 @@ def check_shares(items: list[tuple[Turn, str]], limit: float) -> list[str]:
     for split, fams in sorted(expected_positives(items).items()):
         total = sum(fams.values())
         top = sorted(fams.items(), key=lambda kv: -kv[1])
-        lines.append(f"{split}: {total:.0f} expected CRITICAL; " +
-                     ", ".join(f"{f} {v:.0f} ({v / total:.0%})" for f, v in top[:6]))
+        lines.append(
+            f"{split}: {total:.0f} expected CRITICAL; "
+            + ", ".join(f"{f} {v:.0f} ({v / total:.0%})" for f, v in top[:6])
+        )
         over += [f"{split}/{f} {v / total:.0%}" for f, v in top if v / total > limit]
     if over:
         raise SystemExit("a corpus family would hold too many of a split's expected positives: " + ", ".join(over))
@@ -301,7 +350,7 @@ def main() -> None:
     rows, start = [], 0
     folder = args.out / "batches"
     for group, size in enumerate(batches(len(items)), start=1):
-        chunk = items[start:start + size]
+        chunk = items[start : start + size]
         start += size
         rows += [{**item_row(t, pool, group), "split": split_for(t)} for t, pool in chunk]
         write_batches(folder, [t for t, _ in chunk], size=size, name=f"batch_{group:02d}.jsonl")

@@ -34,13 +34,30 @@ from scripts.labelling import CANDIDATE_RE, FIRST_PERSON_RE, SHOW_CHARS, eligibl
 
 ITEMS = ROOT / "data" / "real" / "items.jsonl"
 QUOTAS = {  # random pool, items per corpus (MultiWOZ shared between its English and Russian files)
-    "oasst_en100": 313, "dolly_subset": 302, "hh_rlhf_harmless_test": 500, "topical_chat": 500, "casino": 500,
-    "multiwoz": 800, "sgd": 300, "taskmaster4": 250, "ru_anekdot_dialogues": 400,
+    "oasst_en100": 313,
+    "dolly_subset": 302,
+    "hh_rlhf_harmless_test": 500,
+    "topical_chat": 500,
+    "casino": 500,
+    "multiwoz": 800,
+    "sgd": 300,
+    "taskmaster4": 250,
+    "ru_anekdot_dialogues": 400,
 }
 # The corpora of this (first) sample. scripts/corpora.py has since gained more (circa, redial_subset, the arena
 # prompts: scripts/sample_constraints.py samples them); pinning the list keeps this sample regenerable byte for byte.
-ROUND_ONE_CORPORA = ("multiwoz22", "multiwoz22_ru_mt", "sgd", "taskmaster4", "oasst_en100", "dolly_subset",
-                     "hh_rlhf_harmless_test", "topical_chat", "casino", "ru_anekdot_dialogues")
+ROUND_ONE_CORPORA = (
+    "multiwoz22",
+    "multiwoz22_ru_mt",
+    "sgd",
+    "taskmaster4",
+    "oasst_en100",
+    "dolly_subset",
+    "hh_rlhf_harmless_test",
+    "topical_chat",
+    "casino",
+    "ru_anekdot_dialogues",
+)
 CANDIDATES = 1300
 CANDIDATE_PER_CORPUS = 220
 HUMAN_BOTH_SIDES = ("casino", "topical_chat", "ru_anekdot_dialogues")  # "assistant" is a person here too
@@ -80,8 +97,9 @@ def random_pool(rng: random.Random) -> list[Turn]:
     return out
 
 
-def matching_pool(rng: random.Random, exclude: set[str], pattern: re.Pattern[str], per_corpus: int,
-                  total: int) -> list[Turn]:
+def matching_pool(
+    rng: random.Random, exclude: set[str], pattern: re.Pattern[str], per_corpus: int, total: int
+) -> list[Turn]:
     """First-person turns by a person that ``pattern`` finds, not sampled before: at most ``per_corpus``
     from each corpus family, ``total`` in all, shuffled."""
     by_corpus: dict[str, list[Turn]] = {}
@@ -91,8 +109,13 @@ def matching_pool(rng: random.Random, exclude: set[str], pattern: re.Pattern[str
                 continue
             for t in turns:
                 speaker = t.role == "user" or corpus in HUMAN_BOTH_SIDES
-                if (speaker and t.id not in exclude and len(t.text) <= SHOW_CHARS
-                        and pattern.search(t.text) and FIRST_PERSON_RE.search(t.text)):
+                if (
+                    speaker
+                    and t.id not in exclude
+                    and len(t.text) <= SHOW_CHARS
+                    and pattern.search(t.text)
+                    and FIRST_PERSON_RE.search(t.text)
+                ):
                     by_corpus.setdefault(family(corpus), []).append(t)
     out: list[Turn] = []
     for fam in sorted(by_corpus):

@@ -88,7 +88,9 @@ class Row:
 
 def prefs_statements() -> set[str]:
     """The statements of the public preference check: measured there, so never trained on."""
-    return {r["statement"] for split in ("dev", "test") for r in load_jsonl(DATA / "long_real" / f"prefs_{split}.jsonl")}
+    return {
+        r["statement"] for split in ("dev", "test") for r in load_jsonl(DATA / "long_real" / f"prefs_{split}.jsonl")
+    }
 
 
 def real_rows() -> dict[str, list[Row]]:
@@ -112,8 +114,12 @@ def own_rows() -> dict[str, list[Row]]:
         return int(hashlib.sha256(r["group"].encode()).hexdigest(), 16) % 7 == 0
 
     imp = DATA / "importance"
-    prefs = [r for name in ("prefs_en.jsonl", "prefs_ru.jsonl") for r in load_jsonl(imp / name)
-             if r.get("style") not in V1_ONLY_STYLES]
+    prefs = [
+        r
+        for name in ("prefs_en.jsonl", "prefs_ru.jsonl")
+        for r in load_jsonl(imp / name)
+        if r.get("style") not in V1_ONLY_STYLES
+    ]
     as_rows = [Row(r["text"], r["role"], r["label"], "own", r["lang"]) for r in prefs]
     out = {
         "train": rows(imp / "train.jsonl") + [row for row, r in zip(as_rows, prefs) if not dev_group(r)],
@@ -142,7 +148,7 @@ class States:
         if cache and self._file().is_file():
             with np.load(self._file()) as f:
                 texts, lengths, stacked = f["texts"], f["lengths"], f["states"]
-            self._known = {str(t): stacked[e - n:e] for t, n, e in zip(texts, lengths, np.cumsum(lengths))}
+            self._known = {str(t): stacked[e - n : e] for t, n, e in zip(texts, lengths, np.cumsum(lengths))}
 
     def _file(self) -> Path:
         assert self.cache is not None
@@ -155,7 +161,7 @@ class States:
         if missing:
             run = self._runner()
             for start in tqdm(range(0, len(missing), 64), desc="encoder", unit="batch", leave=False):
-                self._known.update(zip(missing[start:start + 64], run(missing[start:start + 64])))
+                self._known.update(zip(missing[start : start + 64], run(missing[start : start + 64])))
             if self.cache:
                 self.save()
         return [self._known[t] for t in texts]
@@ -164,13 +170,20 @@ class States:
         assert self.cache is not None
         self.cache.mkdir(parents=True, exist_ok=True)
         texts = list(self._known)
-        np.savez(self._file(), texts=np.array(texts), lengths=np.array([len(self._known[t]) for t in texts]),
-                 states=np.concatenate([self._known[t] for t in texts]))
+        np.savez(
+            self._file(),
+            texts=np.array(texts),
+            lengths=np.array([len(self._known[t]) for t in texts]),
+            states=np.concatenate([self._known[t] for t in texts]),
+        )
 
     def _runner(self) -> Callable[[list[str]], list[np.ndarray]]:
         if self._run is None:
-            self._run = (OnnxEmbedder("multilingual-e5-small", threads=1).hidden_states if self.split == SPLIT_LAYER
-                         else split_encoder(self.split, self.cache or Path(tempfile.mkdtemp())))
+            self._run = (
+                OnnxEmbedder("multilingual-e5-small", threads=1).hidden_states
+                if self.split == SPLIT_LAYER
+                else split_encoder(self.split, self.cache or Path(tempfile.mkdtemp()))
+            )
         return self._run
 
 
@@ -198,7 +211,9 @@ def split_encoder(split: int, folder: Path) -> Callable[[list[str]], list[np.nda
         out = []
         for encoding in tokenizer.encode_batch([f"passage: {t}" for t in texts]):
             ids = np.asarray([encoding.ids], dtype=np.int64)
-            out.append(session.run([f"{SPLIT_PREFIX}{split}"], {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0])
+            out.append(
+                session.run([f"{SPLIT_PREFIX}{split}"], {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]
+            )
         return out
 
     return run
@@ -254,8 +269,14 @@ def top_layers(layers: int, context: bool):
             self.segment = nn.Parameter(torch.zeros(h)) if context else None
             self.out = nn.Linear(h + len(ROLE_FEATURES) + len(RULE_FEATURES), len(IMPORTANCE_NAMES))
 
-        def forward(self, hidden_states: torch.Tensor, features: torch.Tensor, mask: torch.Tensor | None = None,
-                    context: torch.Tensor | None = None, context_mask: torch.Tensor | None = None) -> torch.Tensor:
+        def forward(
+            self,
+            hidden_states: torch.Tensor,
+            features: torch.Tensor,
+            mask: torch.Tensor | None = None,
+            context: torch.Tensor | None = None,
+            context_mask: torch.Tensor | None = None,
+        ) -> torch.Tensor:
             if mask is None:  # one unpadded message: the exported graph
                 mask = torch.ones(hidden_states.shape[:2])
             n, x, full = hidden_states.shape[1], hidden_states, mask
@@ -295,7 +316,7 @@ def encode(rows: list[Row], states: States, context: bool) -> Encoded:
 def batches(order: list[int], lengths: list[int], size: int, rng: random.Random) -> list[list[int]]:
     """Batches of similar lengths (little padding), in random order."""
     by_length = sorted(order, key=lambda i: (lengths[i], rng.random()))
-    out = [by_length[i:i + size] for i in range(0, len(by_length), size)]
+    out = [by_length[i : i + size] for i in range(0, len(by_length), size)]
     rng.shuffle(out)
     return out
 
@@ -306,8 +327,8 @@ def padded(arrays: list[np.ndarray]):
     n = max(len(a) for a in arrays)
     x, mask = torch.zeros(len(arrays), n, arrays[0].shape[1]), torch.zeros(len(arrays), n)
     for row, a in enumerate(arrays):
-        x[row, :len(a)] = torch.from_numpy(a)
-        mask[row, :len(a)] = 1
+        x[row, : len(a)] = torch.from_numpy(a)
+        mask[row, : len(a)] = 1
     return x, mask
 
 
@@ -336,22 +357,35 @@ def predict(model, data: Encoded) -> np.ndarray:
 
 
 def limits_of(args: argparse.Namespace) -> dict[str, float]:
-    return {"prompt": args.max_false_prompt, "task": args.max_false_prompt, "assistant": args.max_false_assistant,
-            "social": args.max_false_social}
+    return {
+        "prompt": args.max_false_prompt,
+        "task": args.max_false_prompt,
+        "assistant": args.max_false_assistant,
+        "social": args.max_false_social,
+    }
 
 
 def false_rates(flagged: np.ndarray, rows: Sequence[Row], role: str | None = None) -> dict[str, tuple[int, int]]:
     """(flagged, n) per audience among the ordinary real turns (``ORDINARY_POOLS``), gold not CRITICAL."""
     out: dict[str, tuple[int, int]] = {}
     for audience in ("prompt", "task", "assistant", "social"):
-        sel = [i for i, r in enumerate(rows) if r.gold and r.gold.audience == audience and r.pool in ORDINARY_POOLS
-               and r.label != "CRITICAL" and (role is None or r.role == role)]
+        sel = [
+            i
+            for i, r in enumerate(rows)
+            if r.gold
+            and r.gold.audience == audience
+            and r.pool in ORDINARY_POOLS
+            and r.label != "CRITICAL"
+            and (role is None or r.role == role)
+        ]
         if sel:
             out[audience] = (int(flagged[sel].sum()), len(sel))
     return out
 
 
-def choose_thresholds(p_crit: np.ndarray, rows: Sequence[Row], limits: dict[str, float], per_role: bool) -> dict[str, float]:
+def choose_thresholds(
+    p_crit: np.ndarray, rows: Sequence[Row], limits: dict[str, float], per_role: bool
+) -> dict[str, float]:
     """Per role (or one for both), the lowest threshold whose false-CRITICAL rates on dev are within ``limits``."""
     out = {}
     for role in ROLES if per_role else (None,):
@@ -378,13 +412,19 @@ def dev_figures(p: np.ndarray, rows: list[Row], thresholds: dict[str, float]) ->
     language, and the false-CRITICAL rates per audience."""
     flagged = critical_flags(p[:, 0], rows, thresholds)
     crit = [i for i, r in enumerate(rows) if r.label == "CRITICAL"]
-    out = {"thresholds": thresholds, "recall": recall(flagged, rows),
-           "precision": float(np.mean([rows[i].label == "CRITICAL" for i in np.flatnonzero(flagged)])),
-           "false": {a: f"{k}/{n}" for a, (k, n) in false_rates(flagged, rows).items()}}
+    out = {
+        "thresholds": thresholds,
+        "recall": recall(flagged, rows),
+        "precision": float(np.mean([rows[i].label == "CRITICAL" for i in np.flatnonzero(flagged)])),
+        "false": {a: f"{k}/{n}" for a, (k, n) in false_rates(flagged, rows).items()},
+    }
     for key in ("corpus", "lang"):
         values = sorted({getattr(rows[i], key) for i in crit})
-        out[f"recall_{key}"] = {v: f"{sum(flagged[i] for i in crit if getattr(rows[i], key) == v)}/"
-                                   f"{sum(getattr(rows[i], key) == v for i in crit)}" for v in values}
+        out[f"recall_{key}"] = {
+            v: f"{sum(flagged[i] for i in crit if getattr(rows[i], key) == v)}/"
+            f"{sum(getattr(rows[i], key) == v for i in crit)}"
+            for v in values
+        }
     return out
 
 
@@ -407,8 +447,13 @@ def train(args: argparse.Namespace, data: dict[str, list[Row]], states: States):
     targets = torch.tensor([IMPORTANCE_NAMES.index(r.label) for r in tr.rows])
     steps = args.epochs * math.ceil(len(tr.rows) / args.batch)
     extra = [model.segment] if model.segment is not None else []
-    opt = torch.optim.AdamW([{"params": model.layers.parameters(), "lr": args.lr},
-                             {"params": [*model.out.parameters(), *extra], "lr": args.head_lr}], weight_decay=0.01)
+    opt = torch.optim.AdamW(
+        [
+            {"params": model.layers.parameters(), "lr": args.lr},
+            {"params": [*model.out.parameters(), *extra], "lr": args.head_lr},
+        ],
+        weight_decay=0.01,
+    )
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1 - s / steps))
     best, history = None, []
     lengths = [len(s) + (len(c) if tr.context else 0) for s, c in zip(tr.states, tr.context or tr.states)]
@@ -425,8 +470,14 @@ def train(args: argparse.Namespace, data: dict[str, list[Row]], states: States):
         thresholds = choose_thresholds(p[:, 0], dev.rows, limits_of(args), args.per_role)
         figures = dev_figures(p, dev.rows, thresholds)
         other = dev_figures(p, dev.rows, choose_thresholds(p[:, 0], dev.rows, limits_of(args), not args.per_role))
-        history.append({"epoch": epoch + 1, "seconds": round(time.time() - t), **figures,
-                        "per_role" if not args.per_role else "one_threshold": other})
+        history.append(
+            {
+                "epoch": epoch + 1,
+                "seconds": round(time.time() - t),
+                **figures,
+                "per_role" if not args.per_role else "one_threshold": other,
+            }
+        )
         if args.dev_only:
             np.save(args.dev_only.with_suffix(f".epoch{epoch + 1}.npy"), p)
         print(json.dumps(history[-1]), flush=True)
@@ -454,9 +505,16 @@ def export(model, path: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         fp32 = Path(tmp) / "head_fp32.onnx"
         dummy = (torch.zeros(1, 7, 384), torch.zeros(1, len(ROLE_FEATURES) + len(RULE_FEATURES)))
-        torch.onnx.export(Exported(), dummy, str(fp32), input_names=["hidden_states", "features"],
-                          output_names=["probabilities"], dynamic_axes={"hidden_states": {1: "sequence"}},
-                          opset_version=17, dynamo=False)
+        torch.onnx.export(
+            Exported(),
+            dummy,
+            str(fp32),
+            input_names=["hidden_states", "features"],
+            output_names=["probabilities"],
+            dynamic_axes={"hidden_states": {1: "sequence"}},
+            opset_version=17,
+            dynamo=False,
+        )
         quantize_dynamic(str(fp32), str(path), weight_type=QuantType.QInt8)
 
 
@@ -466,7 +524,9 @@ def rule_overrides(clf: EncoderHeadClassifier, rows: list[Row]) -> list[str]:
     labels = clf.decide(clf.probabilities([Utterance(r.text, r.role) for r in rows]), [r.role for r in rows])
     keep = []
     for name in RULE_FEATURES:
-        raised = [r for r, lab in zip(rows, labels) if lab is not Importance.CRITICAL and name in hard_constraint_hits(r.text)]
+        raised = [
+            r for r, lab in zip(rows, labels) if lab is not Importance.CRITICAL and name in hard_constraint_hits(r.text)
+        ]
         if raised and all(r.label == "CRITICAL" for r in raised):
             keep.append(name)
     return keep
@@ -497,49 +557,82 @@ def main() -> None:
     states = States(args.split, args.cache)
     if args.dev_only:
         _, _, history = train(args, training_sets(data, args), states)
-        args.dev_only.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "history": history},
-                                            indent=1) + "\n", encoding="utf-8")
+        args.dev_only.write_text(
+            json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "history": history}, indent=1) + "\n",
+            encoding="utf-8",
+        )
         return
     if args.split != SPLIT_LAYER or args.context:
-        raise SystemExit(f"the installed encoder hands over after {SPLIT_LAYER} layers and the runtime reads one message:"
-                         " --split and --context are for --dev-only measurements")
+        raise SystemExit(
+            f"the installed encoder hands over after {SPLIT_LAYER} layers and the runtime reads one message:"
+            " --split and --context are for --dev-only measurements"
+        )
     encoder = OnnxEmbedder("multilingual-e5-small", threads=1)
     if args.evaluate_only:
         config, card = rechoose(args, data, encoder)
     else:
         config, card = train_and_export(args, data, states, encoder)
     clf = EncoderHeadClassifier(MODEL_DIR, encoder)
-    sets = {f"real_{k}": v for k, v in data["real"].items()} | {f"own_{k}": v for k, v in data["own"].items() if k != "train"}
+    sets = {f"real_{k}": v for k, v in data["real"].items()} | {
+        f"own_{k}": v for k, v in data["own"].items() if k != "train"
+    }
     report = {name: evaluate(clf, rows) for name, rows in sets.items() if name != "real_train"}
-    write_model(config, {**card, "metrics": report, "seconds": round(time.time() - t0),
-                         "data_rows": {k: len(v) for k, v in sets.items()} | {"own_train": len(data["own"]["train"])}})
-    print(json.dumps({k: {"macro_f1": v["all"]["macro_f1"], "critical": v["all"]["per_class"]["CRITICAL"]}
-                      for k, v in report.items()}, indent=1))
+    write_model(
+        config,
+        {
+            **card,
+            "metrics": report,
+            "seconds": round(time.time() - t0),
+            "data_rows": {k: len(v) for k, v in sets.items()} | {"own_train": len(data["own"]["train"])},
+        },
+    )
+    print(
+        json.dumps(
+            {
+                k: {"macro_f1": v["all"]["macro_f1"], "critical": v["all"]["per_class"]["CRITICAL"]}
+                for k, v in report.items()
+            },
+            indent=1,
+        )
+    )
 
 
 def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--split", type=int, default=SPLIT_LAYER, help="the layer after which the head takes over")
     ap.add_argument("--context", action="store_true", help="the top layers also read the previous message")
-    ap.add_argument("--per-role", action=argparse.BooleanOptionalAction, default=True,
-                    help="a CRITICAL threshold per role (user, assistant) instead of one")
+    ap.add_argument(
+        "--per-role",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a CRITICAL threshold per role (user, assistant) instead of one",
+    )
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--lr", type=float, default=5e-5)
     ap.add_argument("--head-lr", type=float, default=1e-3)
     ap.add_argument("--real-weight", type=float, default=5.0, help="loss weight of a real turn")
     ap.add_argument("--own-weight", type=float, default=1.0, help="loss weight of a row of our own data (0: left out)")
-    ap.add_argument("--max-false-prompt", type=float, default=0.025,
-                    help="false CRITICAL allowed on real dev prompts and task turns (target 0.03 on held-out turns)")
-    ap.add_argument("--max-false-assistant", type=float, default=0.015, help="the same for assistant turns (target 0.02)")
+    ap.add_argument(
+        "--max-false-prompt",
+        type=float,
+        default=0.025,
+        help="false CRITICAL allowed on real dev prompts and task turns (target 0.03 on held-out turns)",
+    )
+    ap.add_argument(
+        "--max-false-assistant", type=float, default=0.015, help="the same for assistant turns (target 0.02)"
+    )
     ap.add_argument("--max-false-social", type=float, default=0.025, help="the same for social chat (target 0.03)")
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cache", type=Path, help="keep the encoder states here between runs (outside the repository)")
     ap.add_argument("--dev-only", type=Path, help="train, measure on real dev, write the figures here; no model files")
-    ap.add_argument("--evaluate-only", action="store_true",
-                    help="keep the trained head; choose its thresholds on real dev again (with the limits above), "
-                         "measure it and rewrite labels.json and the card")
+    ap.add_argument(
+        "--evaluate-only",
+        action="store_true",
+        help="keep the trained head; choose its thresholds on real dev again (with the limits above), "
+        "measure it and rewrite labels.json and the card",
+    )
     return ap.parse_args()
 
 
@@ -552,12 +645,17 @@ def training_sets(data: dict, args: argparse.Namespace) -> dict[str, list[Row]]:
 def rechoose(args: argparse.Namespace, data: dict, encoder: OnnxEmbedder) -> tuple[dict, dict]:
     """--evaluate-only: the installed head's thresholds chosen again on real dev."""
     config = json.loads((MODEL_DIR / "labels.json").read_text(encoding="utf-8"))
-    card = {k: v for k, v in json.loads((MODEL_DIR / "model_card.json").read_text(encoding="utf-8")).items()
-            if k in ("name", "history", "args")}
+    card = {
+        k: v
+        for k, v in json.loads((MODEL_DIR / "model_card.json").read_text(encoding="utf-8")).items()
+        if k in ("name", "history", "args")
+    }
     dev = data["real"]["dev"]
     p = EncoderHeadClassifier(MODEL_DIR, encoder).probabilities([Utterance(r.text, r.role) for r in dev])
     config["decision"]["critical_threshold"] = choose_thresholds(p[:, 0], dev, limits_of(args), args.per_role)
-    card["args"] |= {k: getattr(args, k) for k in ("max_false_prompt", "max_false_assistant", "max_false_social", "per_role")}
+    card["args"] |= {
+        k: getattr(args, k) for k in ("max_false_prompt", "max_false_assistant", "max_false_social", "per_role")
+    }
     write_model(config, card)
     return config, card
 
@@ -569,19 +667,27 @@ def train_and_export(args: argparse.Namespace, data: dict, states: States, encod
     for old in MODEL_DIR.iterdir():
         old.unlink()
     export(model, MODEL_DIR / "head.onnx")
-    config = {"labels": list(IMPORTANCE_NAMES), "encoder": {"name": encoder.name, "split_output": SPLIT_OUTPUT},
-              "features": {"roles": list(ROLE_FEATURES), "rules": list(RULE_FEATURES)},
-              "decision": {"critical_threshold": thresholds,
-                           "doc": "CRITICAL if p(CRITICAL) >= the threshold of the message's role (system and tool "
-                                  "messages: the user's), else the likelier of RELEVANT and TRIVIAL"},
-              "rule_overrides": []}
+    config = {
+        "labels": list(IMPORTANCE_NAMES),
+        "encoder": {"name": encoder.name, "split_output": SPLIT_OUTPUT},
+        "features": {"roles": list(ROLE_FEATURES), "rules": list(RULE_FEATURES)},
+        "decision": {
+            "critical_threshold": thresholds,
+            "doc": "CRITICAL if p(CRITICAL) >= the threshold of the message's role (system and tool "
+            "messages: the user's), else the likelier of RELEVANT and TRIVIAL",
+        },
+        "rule_overrides": [],
+    }
     layers = 12 - SPLIT_LAYER
-    card = {"name": f"e5-top{layers}-importance-v2",
-            "summary": f"the top {layers} layers of multilingual-e5-small fine-tuned on real third-party turns labelled"
-                       " under version 2 of docs/labelling.md"
-                       + (" and our own data" if args.own_weight > 0 else "")
-                       + ", with a head that also reads the speaker's role and the hard-constraint rule hits",
-            "history": history, "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}}
+    card = {
+        "name": f"e5-top{layers}-importance-v2",
+        "summary": f"the top {layers} layers of multilingual-e5-small fine-tuned on real third-party turns labelled"
+        " under version 2 of docs/labelling.md"
+        + (" and our own data" if args.own_weight > 0 else "")
+        + ", with a head that also reads the speaker's role and the hard-constraint rule hits",
+        "history": history,
+        "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+    }
     write_model(config, card)
     config["rule_overrides"] = rule_overrides(EncoderHeadClassifier(MODEL_DIR, encoder), data["real"]["dev"])
     write_model(config, card)
@@ -595,15 +701,26 @@ def write_model(config: dict, card: dict) -> None:
 
     (MODEL_DIR / "labels.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     files = ("head.onnx", "labels.json")
-    card = {**card, "size_bytes": sum((MODEL_DIR / n).stat().st_size for n in files),
-            "versions": {"python": platform.python_version(), "torch": torch.__version__,
-                         "onnxruntime": onnxruntime.__version__, "numpy": np.__version__}}
+    card = {
+        **card,
+        "size_bytes": sum((MODEL_DIR / n).stat().st_size for n in files),
+        "versions": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "onnxruntime": onnxruntime.__version__,
+            "numpy": np.__version__,
+        },
+    }
     (MODEL_DIR / "model_card.json").write_text(json.dumps(card, indent=1) + "\n", encoding="utf-8")
     manifest_path = models_dir() / "manifest.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     manifest["models"]["importance"]["files"] = [
-        {"path": f"importance/{name}", "sha256": sha256_file(MODEL_DIR / name), "size": (MODEL_DIR / name).stat().st_size,
-         "sources": [{"repo": f"models/importance/{name}"}]}
+        {
+            "path": f"importance/{name}",
+            "sha256": sha256_file(MODEL_DIR / name),
+            "size": (MODEL_DIR / name).stat().st_size,
+            "sources": [{"repo": f"models/importance/{name}"}],
+        }
         for name in ("head.onnx", "labels.json", "model_card.json")
     ]
     manifest_path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -4,8 +4,8 @@ guard, and PostgreSQL databases. The helpers behind them are in ``tests.support`
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
@@ -14,9 +14,11 @@ from tests.support.real import FIX, installed
 from tests.support.servers import NetworkUsed, ServerProcess, server_factory
 from tests.support.stores import new_cluster
 
+
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every socket connection and name lookup raises ``NetworkUsed``."""
+
     def refuse(*args: object, **kwargs: object) -> None:
         raise NetworkUsed(f"network access attempted: {args[1:] or kwargs}")
 

@@ -38,11 +38,14 @@ def load(code: str) -> dict[int, dict]:
     path = judgements_path(code)
     if not path.is_file():
         return {}
-    return {r["item"]: r for r in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())}
+    return {
+        r["item"]: r
+        for r in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    }
 
 
 def show(start: int, end: int) -> None:
-    for item in items()[start - 1:end]:
+    for item in items()[start - 1 : end]:
         print(f"=== item {item['item']}  [{item['lang']}]")
         print("SOURCE:")
         print(textwrap.indent(item["source"], "    "))
@@ -62,8 +65,15 @@ def put(code: str, spec: str) -> None:
         if number not in by_number:
             raise SystemExit(f"there is no item {number}")
         item = by_number[number]
-        done[number] = {"item": number, "id": item["id"], "method": item["method"], "sha": item["sha"],
-                        "f": marks[0] == "f", "g": marks[1] == "g", "k": marks[2] == "k"}
+        done[number] = {
+            "item": number,
+            "id": item["id"],
+            "method": item["method"],
+            "sha": item["sha"],
+            "f": marks[0] == "f",
+            "g": marks[1] == "g",
+            "k": marks[2] == "k",
+        }
     lines = [json.dumps(done[n], ensure_ascii=False) for n in sorted(done)]
     judgements_path(code).write_text("\n".join(lines) + "\n", encoding="utf-8")
     status(code)

@@ -11,7 +11,6 @@ from afm_local import AFMConfig, FocusManager, local_components, local_manager
 from afm_local.local.paths import models_dir
 from afm_local.text.extractive import ExtractiveCompressor
 
-
 MODEL = "qwen2.5-coder-0.5b-instruct"  # opt-in by name: the default loads no model (see the compression benchmark)
 GGUF = models_dir() / "gguf" / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 needs_model = pytest.mark.skipif(not GGUF.is_file(), reason="GGUF compressor not installed (afm-local models install)")
@@ -58,7 +57,9 @@ def test_build_context_does_not_wait_for_the_model():
     if refined.method.startswith("llama:"):
         assert outcomes.get("accepted")
     else:  # refused: the guarded fallback replaces the instant form only when it is shorter than the message
-        assert refined.method == ExtractiveCompressor.name or refined.method.startswith(f"{ExtractiveCompressor.name}(guard:")
+        assert refined.method == ExtractiveCompressor.name or refined.method.startswith(
+            f"{ExtractiveCompressor.name}(guard:"
+        )
     assert fm.messages[0].placeholder.startswith("[Turn 1 · user:")
     assert fm.messages[0].topic != fm.messages[1].topic or fm.messages[0].topic == comps.topicer.topic(LONG[0])
     ctx = fm.build_context("Which hotel has a pool?", 600)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from afm_local import AFMConfig, BudgetTooSmall, FocusManager, local_components
-from afm_local.text.classifier import LayeredClassifier
 from afm_local.core.baselines import naive_replay, recency_compression, stateless
 from afm_local.core.vocabulary import Fidelity
+from afm_local.text.classifier import LayeredClassifier
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = json.loads((ROOT / "examples" / "peanut_trip.json").read_text(encoding="utf-8"))
@@ -56,11 +56,18 @@ def test_afm_with_installed_classifier(installed, budget):
     fm.add_messages(SCENARIO["messages"])
     assert fm.messages[1].importance.value == "CRITICAL"
     try:
-        ctx = fm.build_context(current_query=SCENARIO["query"], budget_tokens=budget, system_preamble=SCENARIO["preamble"],
-                               render="structured", packing="afm")
+        ctx = fm.build_context(
+            current_query=SCENARIO["query"],
+            budget_tokens=budget,
+            system_preamble=SCENARIO["preamble"],
+            render="structured",
+            packing="afm",
+        )
     except BudgetTooSmall as exc:
         n = sum(m.importance.value == "CRITICAL" for m in fm.messages)
-        pytest.xfail(f"classifier {installed.classifier.name} marks {n} messages CRITICAL; minimum budget {exc.minimum}")
+        pytest.xfail(
+            f"classifier {installed.classifier.name} marks {n} messages CRITICAL; minimum budget {exc.minimum}"
+        )
     _check_afm(ctx, budget)
 
 
@@ -72,13 +79,17 @@ def _sent_tokens(comps, messages, cfg=AFMConfig()):
 def test_afm_keeps_allergy_naive_replay_loses_it(comps, manager, budget):
     assert "allergy" in ALLERGY
     ctx = manager.build_context(
-        current_query=SCENARIO["query"], budget_tokens=budget, system_preamble=SCENARIO["preamble"],
-        render="structured", packing="afm",
+        current_query=SCENARIO["query"],
+        budget_tokens=budget,
+        system_preamble=SCENARIO["preamble"],
+        render="structured",
+        packing="afm",
     )
     _check_afm(ctx, budget)
 
-    naive = naive_replay(SCENARIO["messages"], SCENARIO["query"], budget, counter=comps.counter,
-                         preamble=SCENARIO["preamble"])
+    naive = naive_replay(
+        SCENARIO["messages"], SCENARIO["query"], budget, counter=comps.counter, preamble=SCENARIO["preamble"]
+    )
     assert naive.tokens_used <= budget
     assert naive.tokens_used == _sent_tokens(comps, naive.messages)
     assert not any("allergy" in m["content"] for m in naive.messages)
@@ -86,7 +97,9 @@ def test_afm_keeps_allergy_naive_replay_loses_it(comps, manager, budget):
 
 def test_the_example_is_longer_than_every_budget_tested(comps):
     """Otherwise a sliding window would hold the whole chat and there would be nothing to lose."""
-    everything = _sent_tokens(comps, [{"content": SCENARIO["preamble"]}, *SCENARIO["messages"], {"content": SCENARIO["query"]}])
+    everything = _sent_tokens(
+        comps, [{"content": SCENARIO["preamble"]}, *SCENARIO["messages"], {"content": SCENARIO["query"]}]
+    )
     assert everything > 800
 
 
@@ -114,11 +127,19 @@ def test_placeholder_cap_and_similarity_floor_never_unprotect_critical(comps, ma
     floored.add_messages(SCENARIO["messages"])
     for budget in (300, 500):
         assert floored.build_context(SCENARIO["query"], budget, SCENARIO["preamble"]).items[1].fidelity is Fidelity.FULL
-        ctx = capped.build_context(current_query=SCENARIO["query"], budget_tokens=budget, system_preamble=SCENARIO["preamble"],
-                                   render="structured")
+        ctx = capped.build_context(
+            current_query=SCENARIO["query"],
+            budget_tokens=budget,
+            system_preamble=SCENARIO["preamble"],
+            render="structured",
+        )
         assert ctx.tokens_used <= budget
         assert ctx.items[1].fidelity is Fidelity.FULL
         assert sum(it.fidelity is Fidelity.PLACEHOLDER for it in ctx.items) <= 5
-        default = manager.build_context(current_query=SCENARIO["query"], budget_tokens=budget, system_preamble=SCENARIO["preamble"],
-                                        render="structured")
+        default = manager.build_context(
+            current_query=SCENARIO["query"],
+            budget_tokens=budget,
+            system_preamble=SCENARIO["preamble"],
+            render="structured",
+        )
         assert default.items[1].fidelity is Fidelity.FULL and default.tokens_used <= budget

@@ -74,7 +74,11 @@ def test_each_role_has_its_threshold(encoder: OnnxEmbedder) -> None:
     fresh.thresholds = {"user": 0.3, "assistant": 0.6}
     p = np.array([[0.45, 0.5, 0.05]] * 4)
     assert fresh.decide(p, ["user", "assistant", "system", "tool"]) == [
-        Importance.CRITICAL, Importance.RELEVANT, Importance.CRITICAL, Importance.CRITICAL]
+        Importance.CRITICAL,
+        Importance.RELEVANT,
+        Importance.CRITICAL,
+        Importance.CRITICAL,
+    ]
 
 
 def test_labels_do_not_depend_on_the_batch(clf: EncoderHeadClassifier) -> None:

@@ -26,7 +26,10 @@ def test_pack_json_reports_every_message():
 
 
 def test_pack_text_from_stdin_with_a_plain_list(tmp_path):
-    history = [{"role": "user", "content": "[!] Never book flights before 9am."}, {"role": "assistant", "content": "Noted."}]
+    history = [
+        {"role": "user", "content": "[!] Never book flights before 9am."},
+        {"role": "assistant", "content": "Noted."},
+    ]
     out = afm("pack", "-", "--query", "Book me a flight to Rome", "--budget", "200", stdin=json.dumps(history))
     assert out.returncode == 0, out.stderr
     assert "CRITICAL" in out.stdout and "Never book flights before 9am." in out.stdout
@@ -39,7 +42,11 @@ def test_pack_text_from_stdin_with_a_plain_list(tmp_path):
         ('[{"role": "wizard", "content": "x"}]', ["--budget", "100", "--query", "q"], "unknown role"),
         ('[{"role": "user"}]', ["--budget", "100", "--query", "q"], "must be an object"),
         ('[{"role": "user", "content": "hi"}]', ["--budget", "0", "--query", "q"], "positive integer"),
-        ('[{"role": "user", "content": "[!] I am allergic to peanuts and shellfish."}]', ["--budget", "12", "--query", "q"], "minimum budget is"),
+        (
+            '[{"role": "user", "content": "[!] I am allergic to peanuts and shellfish."}]',
+            ["--budget", "12", "--query", "q"],
+            "minimum budget is",
+        ),
     ],
 )
 def test_errors_are_one_line_with_exit_code_2(payload, args, message):
@@ -103,8 +110,11 @@ def test_pack_a_history_with_an_image_and_a_pdf_at_each_tier(tmp_path):
     if not installed("multilingual-e5-small"):
         pytest.skip("run `afm-local models install`")
     history = [
-        {"role": "user", "content": [text("our pricing table screenshot"), image_part("png/pricing_en.png", "high")],
-         "importance": "RELEVANT"},
+        {
+            "role": "user",
+            "content": [text("our pricing table screenshot"), image_part("png/pricing_en.png", "high")],
+            "importance": "RELEVANT",
+        },
         {"role": "assistant", "content": "Thanks, I have the table. The Team plan looks like the best fit for you."},
         {"role": "user", "content": [text("and the agreement"), file_part("pdf/agreement_en.pdf")]},
         {"role": "assistant", "content": "Got it. I will check the agreement against the pricing."},

@@ -46,7 +46,9 @@ def dev_messages() -> dict[str, str]:
         corpora_dir()
     except SystemExit as exc:
         pytest.skip(str(exc))
-    rows = [json.loads(line) for line in (ROOT / "data" / "compression" / "real_messages.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line) for line in (ROOT / "data" / "compression" / "real_messages.jsonl").read_text().splitlines()
+    ]
     return {r["id"]: turn(r["id"]).text for r in rows if r["split"] == "dev"}
 
 
@@ -78,11 +80,15 @@ def test_extractive_forms_pass_the_guard_and_fragments_do_not(counter, guard):
         out = compressor.compress(text, 0.35).text
         if out != text:
             assert guard.check(text, out).accepted, (text, out)
-    avoid = ("I avoid staying in large, commercial hotel chains as I prefer unique, locally-owned "
-             "accommodations that offer a more authentic experience.")
+    avoid = (
+        "I avoid staying in large, commercial hotel chains as I prefer unique, locally-owned "
+        "accommodations that offer a more authentic experience."
+    )
     assert guard.check(avoid, "I avoid staying in large.").reason == "dropped negation"
-    assert guard.check("What about the money side? We have 3 days.", "What about money. We have 3 days.").reason == \
-        "words dropped"
+    assert (
+        guard.check("What about the money side? We have 3 days.", "What about money. We have 3 days.").reason
+        == "words dropped"
+    )
 
 
 def test_guarded_compressor_without_a_model_sends_the_extractive_form(counter, guard):

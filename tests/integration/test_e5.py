@@ -15,7 +15,6 @@ import pytest
 from afm_local import AFMConfig, FocusManager, local_components
 from afm_local.local.embedding import EMBEDDERS, OnnxEmbedder
 from afm_local.local.model_files import model_spec, sha256_file, verified_path
-
 from tests.support.real import ROOT, afm
 
 NAME = "multilingual-e5-small"

@@ -9,7 +9,6 @@ import pytest
 
 from afm_local import AFMConfig, BudgetTooSmall, Fidelity, FocusManager, Importance, local_manager
 from afm_local.engine.cache import ArtifactCache
-
 from tests.support.real import example, shared_components
 
 PEANUT = example("peanut_trip")
@@ -59,7 +58,11 @@ def test_tags_set_importance_and_are_not_sent():
     crit = fm.add_message("user", "[!] Only window seats, please.")
     triv = fm.add_message("user", "[TRIVIAL] My allergy to peanuts is severe.")
     rel = fm.add_message("user", "  [critical] Budget around 300k.")
-    assert (crit.importance, crit.importance_source, crit.content) == (Importance.CRITICAL, "tag", "Only window seats, please.")
+    assert (crit.importance, crit.importance_source, crit.content) == (
+        Importance.CRITICAL,
+        "tag",
+        "Only window seats, please.",
+    )
     assert triv.importance is Importance.TRIVIAL  # the user's word beats the rules
     assert rel.importance is Importance.CRITICAL and rel.content == "Budget around 300k."
     override = fm.add_message("user", "[!] tagged", importance="trivial")
@@ -104,7 +107,9 @@ def test_chat_render_counts_everything_sent(extra):
     assert len(ctx.items) == len(PEANUT["messages"])
     sent = len(ctx.messages) - 2  # a run of messages left out is one line, carried by its first item
     assert sent == sum(it.fidelity is not Fidelity.DROPPED and it.text != "" for it in ctx.items)
-    assert all(it.text or it.reason.startswith("placeholder: turns") for it in ctx.items if it.fidelity is not Fidelity.DROPPED)
+    assert all(
+        it.text or it.reason.startswith("placeholder: turns") for it in ctx.items if it.fidelity is not Fidelity.DROPPED
+    )
 
 
 def test_budget_too_small_names_the_minimum_when_overflow_raises():
@@ -191,7 +196,10 @@ def test_artifacts_are_computed_once_and_build_costs_one_query_embedding():
 
 def test_paper_packing_and_afm_packing_differ_on_a_late_constraint():
     filler = [
-        {"role": "user", "content": f"Tell me about the history of temple number {i} in Bangkok and its architecture, festivals and opening hours."}
+        {
+            "role": "user",
+            "content": f"Tell me about the history of temple number {i} in Bangkok and its architecture, festivals and opening hours.",
+        }
         for i in range(30)
     ]
     late = {"role": "user", "content": "I am allergic to shellfish, so no shrimp or crab ever."}
@@ -207,11 +215,23 @@ def test_paper_packing_and_afm_packing_differ_on_a_late_constraint():
 
 
 HARD = ("Never touch the production database; staging only.", "Our budget is strictly 300k, not a dollar more.")
-TASTES = ["I love spicy Thai curries.", "I prefer window seats on long flights.", "I can't stand horror movies.",
-          "I'm a big fan of jazz, especially Coltrane.", "I always drink my coffee black.", "I hate crowded beaches.",
-          "I prefer hiking to cycling.", "I really dislike cilantro.", "I only read science fiction.",
-          "I love cats more than dogs.", "I prefer trains over buses.", "I don't like loud bars.",
-          "My favourite colour is green.", "I prefer early mornings for workouts.", "I always use dark mode."]
+TASTES = [
+    "I love spicy Thai curries.",
+    "I prefer window seats on long flights.",
+    "I can't stand horror movies.",
+    "I'm a big fan of jazz, especially Coltrane.",
+    "I always drink my coffee black.",
+    "I hate crowded beaches.",
+    "I prefer hiking to cycling.",
+    "I really dislike cilantro.",
+    "I only read science fiction.",
+    "I love cats more than dogs.",
+    "I prefer trains over buses.",
+    "I don't like loud bars.",
+    "My favourite colour is green.",
+    "I prefer early mornings for workouts.",
+    "I always use dark mode.",
+]
 
 
 @pytest.mark.parametrize("render", ["chat", "structured"])
@@ -222,11 +242,15 @@ def test_untagged_hard_constraints_survive_the_smallest_budgets_among_many_taste
     fm = manager()
     turns = [{"role": "user", "content": "We're migrating the billing service to the new cluster this week."}]
     turns += [{"role": "user", "content": t} for t in TASTES[:8]]
-    turns += [{"role": "user", "content": HARD[0]},
-              {"role": "assistant", "content": "Understood: I'll only use staging and leave production alone."}]
+    turns += [
+        {"role": "user", "content": HARD[0]},
+        {"role": "assistant", "content": "Understood: I'll only use staging and leave production alone."},
+    ]
     turns += [{"role": "user", "content": t} for t in TASTES[8:]] + [{"role": "user", "content": HARD[1]}]
-    turns += [{"role": "user", "content": "How big is the invoices table?"},
-              {"role": "assistant", "content": "About 40 million rows, roughly 18 GB with indexes."}]
+    turns += [
+        {"role": "user", "content": "How big is the invoices table?"},
+        {"role": "assistant", "content": "About 40 million rows, roughly 18 GB with indexes."},
+    ]
     fm.add_messages(turns)
     ctx = fm.build_context("Write the SQL to add the new index and run it.", budget, render=render)
     sent = json.dumps(ctx.messages)

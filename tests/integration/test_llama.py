@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from afm_local.text.extractive import ExtractiveCompressor
 from afm_local.text import facts
+from afm_local.text.extractive import ExtractiveCompressor
 from afm_local.text.guarded import GuardedCompressor
-
 from tests.support.real import FIX, installed
 
 MODEL = "qwen2.5-coder-0.5b-instruct"
@@ -60,10 +59,14 @@ def test_llama_topic_has_three_to_six_words(llama):
 # -- the guard (real embedder and token counter) ---------------------------------------------------
 
 
-GOOD_EN = ("My son has a severe peanut allergy and carries an EpiPen. Restaurants in Bangkok must not cook with peanut "
-           "oil, and never suggest street food stalls for him. We land on 12 March for 9 nights.")
-GOOD_RU = ("Мы хотим открыть магазин на маркетплейсе: бюджет строго не более 300 тысяч рублей, кредит брать не будем; "
-           "одежда из хлопка от поставщика из Иваново.")
+GOOD_EN = (
+    "My son has a severe peanut allergy and carries an EpiPen. Restaurants in Bangkok must not cook with peanut "
+    "oil, and never suggest street food stalls for him. We land on 12 March for 9 nights."
+)
+GOOD_RU = (
+    "Мы хотим открыть магазин на маркетплейсе: бюджет строго не более 300 тысяч рублей, кредит брать не будем; "
+    "одежда из хлопка от поставщика из Иваново."
+)
 
 
 def test_guard_rejects_a_copy_and_a_cut_copy(guard, counter):
@@ -148,6 +151,6 @@ def test_guarded_real_model_is_checked_or_extractive(llama, guard, counter):
         else:
             assert out.method.startswith(f"{ExtractiveCompressor.name}(guard:"), out.method
             assert out.text == extractive.compress(text, 0.35).text
-            reason = out.method[len(f"{ExtractiveCompressor.name}(guard:"):-1]
+            reason = out.method[len(f"{ExtractiveCompressor.name}(guard:") : -1]
             assert guarded.counts.get(f"rejected:{reason}", 0) >= 1
     assert sum(guarded.counts.values()) == 2

@@ -18,28 +18,39 @@ from tests.support.real import installed, shared_components
 
 LIMITS = AFMConfig().media_limits
 READER = media_reader()
-needs_ocr = pytest.mark.skipif(not READER.reads_text, reason="Tesseract data not installed: apt-get install "
-                               "tesseract-ocr-eng tesseract-ocr-rus (scripts/test.sh does, as root)")
+needs_ocr = pytest.mark.skipif(
+    not READER.reads_text,
+    reason="Tesseract data not installed: apt-get install "
+    "tesseract-ocr-eng tesseract-ocr-rus (scripts/test.sh does, as root)",
+)
 needs_models = pytest.mark.skipif(not installed("multilingual-e5-small"), reason="run `afm-local models install`")
 
 
-@pytest.mark.parametrize(("name", "kind", "mime"), [
-    ("png/pricing_en.png", "image", "image/png"), ("png/chat_ru.chat.jpg", "image", "image/jpeg"),
-    ("pdf/agreement_en.pdf", "pdf", "application/pdf"), ("html/contract_en.html", "text", "text/plain"),
-    ("bad/not_really.png", "text", "text/plain"),  # a name says nothing: the bytes are text
-])
+@pytest.mark.parametrize(
+    ("name", "kind", "mime"),
+    [
+        ("png/pricing_en.png", "image", "image/png"),
+        ("png/chat_ru.chat.jpg", "image", "image/jpeg"),
+        ("pdf/agreement_en.pdf", "pdf", "application/pdf"),
+        ("html/contract_en.html", "text", "text/plain"),
+        ("bad/not_really.png", "text", "text/plain"),  # a name says nothing: the bytes are text
+    ],
+)
 def test_the_type_comes_from_the_bytes(name, kind, mime):
     info = READER.inspect(data(name), LIMITS)
     assert (info.kind, info.mime) == (kind, mime)
 
 
-@pytest.mark.parametrize(("name", "error", "message"), [
-    ("bad/empty.pdf", InvalidInput, "the file is empty"),
-    ("bad/encrypted.pdf", InvalidInput, "encrypted"),
-    ("bad/truncated.pdf", InvalidInput, "corrupt or not a PDF"),
-    ("bad/bomb_40000x40000.png", AttachmentTooLarge, "pixels"),
-    ("bad/bomb_12000x12000.png", AttachmentTooLarge, "12000×12000 pixels; the limit is 40,000,000"),
-])
+@pytest.mark.parametrize(
+    ("name", "error", "message"),
+    [
+        ("bad/empty.pdf", InvalidInput, "the file is empty"),
+        ("bad/encrypted.pdf", InvalidInput, "encrypted"),
+        ("bad/truncated.pdf", InvalidInput, "corrupt or not a PDF"),
+        ("bad/bomb_40000x40000.png", AttachmentTooLarge, "pixels"),
+        ("bad/bomb_12000x12000.png", AttachmentTooLarge, "12000×12000 pixels; the limit is 40,000,000"),
+    ],
+)
 def test_bad_files_are_refused_before_anything_is_decoded(name, error, message):
     with pytest.raises(error, match=message):
         READER.inspect(data(name), LIMITS)
@@ -75,7 +86,9 @@ def test_documents_give_their_text_and_pages():
 
 
 @needs_ocr
-@pytest.mark.parametrize("name", [f"png/{p}_{lang}.png" for p in ("pricing", "contract", "slide") for lang in ("en", "ru")])
+@pytest.mark.parametrize(
+    "name", [f"png/{p}_{lang}.png" for p in ("pricing", "contract", "slide") for lang in ("en", "ru")]
+)
 def test_ocr_reads_english_and_russian_screenshots(name):
     truth = fixtures()[name]
     got = "".join(READER.ocr(data(name)).split())  # digit groups ("3 900") may lose their thin space
@@ -106,10 +119,13 @@ def tiers(fm: FocusManager, query: str, index: int, budgets: range) -> dict[str,
 @needs_models
 def test_an_image_and_a_pdf_come_back_at_each_tier(components):
     fm = FocusManager(components=components)
-    fm.add_message("user", [text("our pricing table screenshot"), image_part("png/pricing_en.png", "high")],
-                   importance="RELEVANT")
+    fm.add_message(
+        "user", [text("our pricing table screenshot"), image_part("png/pricing_en.png", "high")], importance="RELEVANT"
+    )
     fm.add_message("assistant", "Thanks, I have the table. The Team plan looks like the best fit for you.")
-    fm.add_message("user", [text("and the agreement"), file_part(MEDIA / "pdf/agreement_en.pdf")], importance="RELEVANT")
+    fm.add_message(
+        "user", [text("and the agreement"), file_part(MEDIA / "pdf/agreement_en.pdf")], importance="RELEVANT"
+    )
     fm.add_message("assistant", "Got it. I will check the agreement against the pricing.")
     image, pdf = fm.messages[0], fm.messages[2]
     assert image.attachments[0].tokens_full == 425 and image.attachments[0].tokens_thumbnail == 85
@@ -141,9 +157,15 @@ def test_an_image_and_a_pdf_come_back_at_each_tier(components):
 def test_a_contract_screenshot_is_read_embedded_and_its_tag_pins_it(components):
     fm = FocusManager(components=components)
     pinned = fm.add_message("user", [text("[!] the contract, see the deadline"), image_part("png/contract_en.png")])
-    assert pinned.importance.value == "CRITICAL" and pinned.pinned and "15 October 2025" in " ".join(pinned.content.split())
+    assert (
+        pinned.importance.value == "CRITICAL"
+        and pinned.pinned
+        and "15 October 2025" in " ".join(pinned.content.split())
+    )
     for i in range(12):
-        fm.add_message("assistant" if i % 2 else "user", f"Small talk about the weather in Lisbon, part {i}, nothing more.")
+        fm.add_message(
+            "assistant" if i % 2 else "user", f"Small talk about the weather in Lisbon, part {i}, nothing more."
+        )
     ctx = fm.build_context("When is the report due?", 900)
     first = next(m for m in ctx.messages if isinstance(m["content"], list))
     assert "15 October 2025" in " ".join(first["content"][0]["text"].split()) and ctx.items[0].fidelity.value == "full"
@@ -171,15 +193,18 @@ def test_urls_are_never_fetched_and_are_sent_as_given_or_named(components, no_ne
 @needs_models
 def test_bad_input_through_the_api_stores_nothing(components):
     fm = FocusManager(components=components)
-    for part, error in ((file_part(MEDIA / "bad/encrypted.pdf"), "encrypted"),
-                        (image_part("bad/bomb_12000x12000.png"), "pixels"),
-                        (image_part("pdf/agreement_en.pdf", mime="image/png"), "image_url part holds a PDF")):
+    for part, error in (
+        (file_part(MEDIA / "bad/encrypted.pdf"), "encrypted"),
+        (image_part("bad/bomb_12000x12000.png"), "pixels"),
+        (image_part("pdf/agreement_en.pdf", mime="image/png"), "image_url part holds a PDF"),
+    ):
         with pytest.raises(InvalidInput, match=error):
             fm.add_message("user", [text("see attached"), part])
     assert fm.messages == []
     with pytest.raises(AttachmentTooLarge, match="a message has 2 attachments; the limit is 1"):
         FocusManager(AFMConfig(max_attachments=1), components=components).add_message(
-            "user", [image_part("photo/coffee.jpg"), image_part("photo/chelsea.jpg")])
+            "user", [image_part("photo/coffee.jpg"), image_part("photo/chelsea.jpg")]
+        )
 
 
 @needs_models

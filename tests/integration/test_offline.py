@@ -7,9 +7,8 @@ import socket
 import pytest
 
 from afm_local import AFMConfig, FocusManager, local_components
-
-from tests.support.servers import NetworkUsed
 from tests.support.real import example
+from tests.support.servers import NetworkUsed
 
 
 def test_pipeline_makes_no_network_connection(no_network):

@@ -31,7 +31,9 @@ def test_counts_equal_plain_tiktoken(encoding):
         "print(json.dumps([len(enc.encode(t, disallowed_special=())) for t in json.loads(sys.stdin.read())]))\n"
     )
     env = dict(os.environ, TIKTOKEN_CACHE_DIR=str(models_dir() / "tiktoken"))
-    out = subprocess.run([sys.executable, "-c", script], input=json.dumps(TEXTS), capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", script], input=json.dumps(TEXTS), capture_output=True, text=True, env=env, check=True
+    )
     counter = TiktokenCounter(encoding)
     assert [counter.count(t) for t in TEXTS] == json.loads(out.stdout)
 

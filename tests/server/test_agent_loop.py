@@ -27,9 +27,16 @@ from tests.support.upstream import Upstream
 KEY = "agent-loop-key"
 BUDGETS = (1000, 2000, 4000)
 SLACK = 1.01  # the done-when: at most 1% over the budget by the API's own count
-TOOLS = [{"type": "function", "function": {"name": "read_file", "description": "Read a file of the repository.",
-                                           "parameters": {"type": "object",
-                                                          "properties": {"path": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file of the repository.",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        },
+    }
+]
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +49,17 @@ def upstream():
 @pytest.fixture(scope="module")
 def afm(spawn_module_server, upstream, tmp_path_factory):
     db = tmp_path_factory.mktemp("agent-loop") / "afm.db"
-    return spawn_module_server("--db", str(db), "--upstream", upstream.url, "--api-key-env", "AFM_LOOP_KEY",
-                               "--no-abstractive", env={"AFM_LOOP_KEY": KEY}, name="agent-loop")
+    return spawn_module_server(
+        "--db",
+        str(db),
+        "--upstream",
+        upstream.url,
+        "--api-key-env",
+        "AFM_LOOP_KEY",
+        "--no-abstractive",
+        env={"AFM_LOOP_KEY": KEY},
+        name="agent-loop",
+    )
 
 
 def test_a_30_step_loop_with_a_110_kb_result_holds_the_budget_in_every_format(afm, upstream):
@@ -57,22 +73,33 @@ def test_a_30_step_loop_with_a_110_kb_result_holds_the_budget_in_every_format(af
     for budget in BUDGETS:
         for stream in (False, True):
             extra = {"afm": {"budget_tokens": budget}}
-            reply = chat.chat.completions.create(model="gpt-4o", messages=history, tools=TOOLS, extra_body=extra,
-                                                 stream=stream)
+            reply = chat.chat.completions.create(
+                model="gpt-4o", messages=history, tools=TOOLS, extra_body=extra, stream=stream
+            )
             list(reply) if stream else None
-            answer = chat.responses.create(model="gpt-4o", instructions=instructions, input=items, extra_body=extra,
-                                           stream=stream)
+            answer = chat.responses.create(
+                model="gpt-4o", instructions=instructions, input=items, extra_body=extra, stream=stream
+            )
             list(answer) if stream else None
-            said = claude.messages.create(model="claude-sonnet-4-5", max_tokens=64, system=system, messages=messages,
-                                          extra_body=extra, stream=stream)
+            said = claude.messages.create(
+                model="claude-sonnet-4-5",
+                max_tokens=64,
+                system=system,
+                messages=messages,
+                extra_body=extra,
+                stream=stream,
+            )
             list(said) if stream else None
     sent = upstream.requests[start:]
     assert len(sent) == 3 * 2 * len(BUDGETS) and [r.violations for r in sent if r.violations] == []
     newest = module_text(29)
     for k, r in enumerate(sent):
         budget = BUDGETS[k // 6]
-        count = {"chat": lambda b: chat_count(b["messages"], b.get("tools")), "responses": responses_count,
-                 "anthropic": anthropic_count}[r.api](r.body)
+        count = {
+            "chat": lambda b: chat_count(b["messages"], b.get("tools")),
+            "responses": responses_count,
+            "anthropic": anthropic_count,
+        }[r.api](r.body)
         assert count <= budget * SLACK, (r.api, budget, count)
         text = json.dumps(r.body, ensure_ascii=False)
         assert json.dumps(INSTRUCTION)[1:-1] in text, r.api  # the instruction and its constraint, verbatim
@@ -89,8 +116,11 @@ def test_the_adapters_hold_the_budget_on_an_agent_loop():
 
     history = agent_chat()
     middleware = AFMMiddleware(max_tokens=2000)
-    request = ModelRequest(model=None, messages=convert_to_messages(history[1:]),
-                           system_message=SystemMessage(content=history[0]["content"]))
+    request = ModelRequest(
+        model=None,
+        messages=convert_to_messages(history[1:]),
+        system_message=SystemMessage(content=history[0]["content"]),
+    )
     for _ in range(2):  # the second call: the same loop, from the cache
         packed = middleware.packed(request)
         sent = convert_to_openai_messages([packed.system_message, *packed.messages])

@@ -48,9 +48,11 @@ def write(c: httpx.Client, words: list[str]) -> tuple[str, list[str]]:
     sid = c.post("/v1/sessions").json()["id"]
     contents = []
     for i, word in enumerate(words):
-        for text in (f"[!] Never share {word}: it is my account number and it must stay private, whatever happens "
-                     f"and whoever asks, because the bank said so twice.",
-                     f"Note {i}: the hotel booking mentions {word} again."):
+        for text in (
+            f"[!] Never share {word}: it is my account number and it must stay private, whatever happens "
+            f"and whoever asks, because the bank said so twice.",
+            f"Note {i}: the hotel booking mentions {word} again.",
+        ):
             r = c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": text})
             assert r.status_code == 201, r.text
             contents.append(text)
@@ -81,10 +83,12 @@ def test_erasure_leaves_no_byte_and_export_returns_everything(store_and_files, s
     server = spawn_server("--db", db, "--no-abstractive", "--rate-limit", "0", name="erase")
     words = {"s1": [marker("a"), marker("b")], "s2": [marker("c")], "bob": [marker("d")]}
     every = [w for ws in words.values() for w in ws]
-    alice = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {keys['alice']}"}, timeout=60,
-                         trust_env=False)
-    bob = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {keys['bob']}"}, timeout=60,
-                       trust_env=False)
+    alice = httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {keys['alice']}"}, timeout=60, trust_env=False
+    )
+    bob = httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {keys['bob']}"}, timeout=60, trust_env=False
+    )
     with alice, bob:
         s1, written1 = write(alice, words["s1"])
         s2, written2 = write(alice, words["s2"])
@@ -92,8 +96,11 @@ def test_erasure_leaves_no_byte_and_export_returns_everything(store_and_files, s
         exported = alice.get("/v1/tenant/export").json()
         by_session = {s["id"]: [m["content"] for m in s["messages"]] for s in exported["sessions"]}
         assert exported["tenant"] == "alice" and by_session == {s1: written1, s2: written2}
-        assert all(m["importance"] == "CRITICAL" and m["tag"] == "CRITICAL"
-                   for s in exported["sessions"] for m in s["messages"][::2])
+        assert all(
+            m["importance"] == "CRITICAL" and m["tag"] == "CRITICAL"
+            for s in exported["sessions"]
+            for m in s["messages"][::2]
+        )
         before = hits(files(), every)
         assert all(before[w] > 0 for w in every), before  # the search finds what is there
 
@@ -107,7 +114,10 @@ def test_erasure_leaves_no_byte_and_export_returns_everything(store_and_files, s
         after_tenant = hits(files(), every)
         assert [after_tenant[w] for w in words["s1"] + words["s2"]] == [0, 0, 0], after_tenant
         assert after_tenant[words["bob"][0]] > 0
-        assert alice.get("/v1/tenant/export").json()["sessions"] == [] and len(bob.get("/v1/sessions").json()["sessions"]) == 1
+        assert (
+            alice.get("/v1/tenant/export").json()["sessions"] == []
+            and len(bob.get("/v1/sessions").json()["sessions"]) == 1
+        )
     print(f"\nmarker hits before / after the session / after the tenant: {before} {after_session} {after_tenant}")
 
 
@@ -117,7 +127,10 @@ def screenshot(words: str) -> dict:
     ImageDraw.Draw(image).text((40, 60), words, fill="black", font=ImageFont.load_default(size=40))
     out = io.BytesIO()
     image.save(out, "PNG")
-    return {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(out.getvalue()).decode()}}
+    return {
+        "type": "image_url",
+        "image_url": {"url": "data:image/png;base64," + base64.b64encode(out.getvalue()).decode()},
+    }
 
 
 def notes(name: str, words: str) -> dict:
@@ -130,8 +143,11 @@ def write_media(c: httpx.Client, shot: str, doc: str, name: str) -> tuple[str, s
     """A session with a screenshot saying ``shot`` and a document called ``name`` saying ``doc``; its id and
     ``shot`` as OCR read it (the Full form sends the OCR text: a misread letter makes another unique word)."""
     sid = c.post("/v1/sessions").json()["id"]
-    content = [{"type": "text", "text": "[!] my private papers"}, screenshot(f"Account code {shot} is private."),
-               notes(f"{name}.txt", f"Minutes: the code word is {doc}. The budget is capped at EUR 48,000.")]
+    content = [
+        {"type": "text", "text": "[!] my private papers"},
+        screenshot(f"Account code {shot} is private."),
+        notes(f"{name}.txt", f"Minutes: the code word is {doc}. The budget is capped at EUR 48,000."),
+    ]
     r = c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": content})
     assert r.status_code == 201, r.text
     r = c.post(f"/v1/sessions/{sid}/context", json={"query": "What is the code word?", "budget_tokens": 3000})
@@ -151,16 +167,19 @@ def test_erasure_reaches_attachments_their_text_and_their_names(store_and_files,
     keys = {t: create_key(db, t) for t in ("alice", "bob")}
     server = spawn_server("--db", db, "--no-abstractive", "--rate-limit", "0", name="erase-media")
     words = {s: [marker("o"), marker("d"), marker("n")] for s in ("s1", "s2", "bob")}
-    alice, bob = (httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {keys[t]}"}, timeout=120,
-                               trust_env=False) for t in ("alice", "bob"))
+    alice, bob = (
+        httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {keys[t]}"}, timeout=120, trust_env=False)
+        for t in ("alice", "bob")
+    )
     with alice, bob:
         sessions = {}
         for owner, c in (("s1", alice), ("s2", alice), ("bob", bob)):
             sessions[owner], words[owner][0] = write_media(c, *words[owner])
         every = [w for ws in words.values() for w in ws]
         exported = alice.get("/v1/tenant/export")
-        attachments = {s["id"]: [a["name"] for m in s["messages"] for a in m["attachments"]]
-                       for s in exported.json()["sessions"]}
+        attachments = {
+            s["id"]: [a["name"] for m in s["messages"] for a in m["attachments"]] for s in exported.json()["sessions"]
+        }
         assert attachments == {sessions[s]: ["image", f"{words[s][2]}.txt"] for s in ("s1", "s2")}
         listed = [a for s in exported.json()["sessions"] for m in s["messages"] for a in m["attachments"]]
         assert all(set(a) == set(AttachmentOut.model_fields) for a in listed)  # metadata, not the bytes
@@ -177,8 +196,10 @@ def test_erasure_reaches_attachments_their_text_and_their_names(store_and_files,
         after_tenant = hits(files(), every)
         assert [after_tenant[w] for w in words["s1"] + words["s2"]] == [0] * 6, after_tenant
         assert all(after_tenant[w] > 0 for w in words["bob"]), after_tenant
-    print(f"\nattachment marker hits before / after the session / after the tenant: {before} {after_session} "
-          f"{after_tenant}")
+    print(
+        f"\nattachment marker hits before / after the session / after the tenant: {before} {after_session} "
+        f"{after_tenant}"
+    )
 
 
 def test_postgres_wal_keeps_erased_words_until_the_operator_recycles_it(pg_cluster, spawn_server):
@@ -187,7 +208,9 @@ def test_postgres_wal_keeps_erased_words_until_the_operator_recycles_it(pg_clust
     key = create_key(db, "erin")
     server = spawn_server("--db", db, "--no-abstractive", name="erase-wal")
     word = marker("w")
-    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=60, trust_env=False) as c:
+    with httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=60, trust_env=False
+    ) as c:
         write(c, [word])
         assert c.delete("/v1/tenant").status_code == 200
     wal = pg_cluster.data / "pg_wal"
@@ -208,15 +231,21 @@ def test_encrypted_store_holds_no_clear_text_and_a_wrong_key_is_one_line(spawn_s
     key = create_key(db, "frank", env, "--db-key-env", "AFM_DB_KEY")
     server = spawn_server("--db", db, "--db-key-env", "AFM_DB_KEY", "--no-abstractive", env=env, name="encrypted")
     word = marker("e")
-    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=60, trust_env=False) as c:
+    with httpx.Client(
+        base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=60, trust_env=False
+    ) as c:
         sid, written = write(c, [word])
         assert [m["content"] for m in c.get(f"/v1/sessions/{sid}").json()["messages"]] == written
     server.stop()
     assert hits([tmp_path], [word])[word] == 0 and Path(db).read_bytes()[:16] != b"SQLite format 3\x00"
     for extra, wanted in ((["--db-key-env", "AFM_DB_KEY"], "wrong key"), ([], "--db-key-env")):
         done = subprocess.run(
-            [sys.executable, "-m", "afm_local", "serve", "--db", db, "--port", "9", *extra], cwd=REPO,
-            env={**__import__("os").environ, "AFM_DB_KEY": "not the key"}, capture_output=True, text=True, timeout=120,
+            [sys.executable, "-m", "afm_local", "serve", "--db", db, "--port", "9", *extra],
+            cwd=REPO,
+            env={**__import__("os").environ, "AFM_DB_KEY": "not the key"},
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and len(lines) == 1 and wanted in lines[0], done.stderr

@@ -24,7 +24,6 @@ from tests.support.servers import REPO, free_port
 from tests.support.stores import new_cluster, query, stored_messages
 
 
-
 def client(srv) -> httpx.Client:
     return httpx.Client(base_url=srv.url, timeout=60.0, trust_env=False)
 
@@ -206,8 +205,14 @@ def test_postgres_outage_is_503_and_the_server_recovers(spawn_server):
 def serve_once(db: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``afm-local serve`` that is expected to refuse to start."""
     full_env = {**os.environ, **THREAD_ENV, "PYTHONPATH": str(REPO), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "afm_local", "serve", "--port", str(free_port()), "--db", db],
-                          cwd=REPO, env=full_env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "afm_local", "serve", "--port", str(free_port()), "--db", db],
+        cwd=REPO,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> str:

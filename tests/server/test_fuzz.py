@@ -16,8 +16,8 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from schemathesis import GenerationMode
 from hypothesis.errors import FailedHealthCheck, Unsatisfiable
+from schemathesis import GenerationMode
 from schemathesis.config import SchemathesisConfig
 from schemathesis.core.failures import FailureGroup
 
@@ -45,8 +45,9 @@ CONFIG = SchemathesisConfig.from_dict(
 def fuzz_server(module_store_db, spawn_module_server):
     key = create_key(module_store_db, "fuzzer")
     with Upstream() as upstream:
-        server = spawn_module_server("--db", module_store_db, "--no-abstractive", "--upstream", upstream.url,
-                                     "--rate-limit", "0", name="fuzz")
+        server = spawn_module_server(
+            "--db", module_store_db, "--no-abstractive", "--upstream", upstream.url, "--rate-limit", "0", name="fuzz"
+        )
         yield server, {"Authorization": f"Bearer {key}"}, upstream
         server.stop()
 
@@ -61,12 +62,16 @@ def test_every_operation_answers_as_documented(fuzz_server):
     assert len(operations) >= 15 and {"POST /v1/responses", "POST /v1/messages", "POST /mcp"} <= labels, labels
     failures = []
     for operation, mode in itertools.product(operations, (GenerationMode.POSITIVE, GenerationMode.NEGATIVE)):
-
         # derandomize: the same cases every run, so that whether each proxy forwarded one cleanly does not
         # depend on the draw (unseeded, a run in four or so had no clean chat or Anthropic request)
         @given(case=operation.as_strategy(generation_mode=mode))
-        @settings(max_examples=MAX_EXAMPLES, deadline=None, database=None, derandomize=True,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+        @settings(
+            max_examples=MAX_EXAMPLES,
+            deadline=None,
+            database=None,
+            derandomize=True,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+        )
         def fuzz(case):
             response = case.call_and_validate(base_url=server.url, headers=auth)
             assert response.status_code < 500, response.text[:300]
@@ -86,8 +91,10 @@ def test_every_operation_answers_as_documented(fuzz_server):
     controls = {
         "chat": ("/v1/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "Hi there"}]}),
         "responses": ("/v1/responses", {"model": "m", "input": "Hi there"}),
-        "anthropic": ("/v1/messages", {"model": "m", "max_tokens": 16,
-                                       "messages": [{"role": "user", "content": "Hi there"}]}),
+        "anthropic": (
+            "/v1/messages",
+            {"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": "Hi there"}]},
+        ),
     }
     for name, (path, body) in controls.items():
         seen = len(upstream.requests)
@@ -102,8 +109,16 @@ def test_every_operation_answers_as_documented(fuzz_server):
 # http(s) URL, with any MIME type, detail and file name, in every route and format that takes attachments.
 
 ATTACHMENT_EXAMPLES = 25  # per route: each real image is read (OCR) once, so a case can take a second
-FILES = [data(name) for name in ("png/receipt_en.png", "photo/coffee.jpg", "pdf/agreement_en.pdf",
-                                 "bad/encrypted.pdf", "bad/bomb_40000x40000.png")]
+FILES = [
+    data(name)
+    for name in (
+        "png/receipt_en.png",
+        "photo/coffee.jpg",
+        "pdf/agreement_en.pdf",
+        "bad/encrypted.pdf",
+        "bad/bomb_40000x40000.png",
+    )
+]
 
 
 @st.composite
@@ -172,11 +187,28 @@ def attachment_requests(sid: str, chat: list[dict]) -> list[tuple[str, dict]]:
         (f"/v1/sessions/{sid}/messages", {"role": "user", "content": chat}),
         ("/v1/context", {"messages": history, "query": "What did I send?", "budget_tokens": 400}),
         ("/v1/chat/completions", {"model": "m", "messages": [*history, {"role": "user", "content": chat}]}),
-        ("/v1/responses", {"model": "m", "input": [{"role": "user", "content": responses_parts(chat)},
-                                                  {"role": "user", "content": "What did I send?"}]}),
-        ("/v1/messages", {"model": "m", "max_tokens": 16, "messages": [
-            {"role": "user", "content": anthropic_blocks(chat)}, {"role": "assistant", "content": "Noted."},
-            {"role": "user", "content": "What did I send?"}]}),
+        (
+            "/v1/responses",
+            {
+                "model": "m",
+                "input": [
+                    {"role": "user", "content": responses_parts(chat)},
+                    {"role": "user", "content": "What did I send?"},
+                ],
+            },
+        ),
+        (
+            "/v1/messages",
+            {
+                "model": "m",
+                "max_tokens": 16,
+                "messages": [
+                    {"role": "user", "content": anthropic_blocks(chat)},
+                    {"role": "assistant", "content": "Noted."},
+                    {"role": "user", "content": "What did I send?"},
+                ],
+            },
+        ),
     ]
 
 
@@ -190,8 +222,12 @@ def test_attachments_never_cause_a_5xx(fuzz_server):
         sid = c.post("/v1/sessions").json()["id"]
 
         @given(chat=parts())
-        @settings(max_examples=ATTACHMENT_EXAMPLES, deadline=None, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+        @settings(
+            max_examples=ATTACHMENT_EXAMPLES,
+            deadline=None,
+            database=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        )
         def fuzz(chat):
             for route, body in attachment_requests(sid, chat):
                 r = c.post(route, json=body)

@@ -86,7 +86,12 @@ def cases() -> list[tuple[str, dict, int, str]]:
         ("PNG declaring 100,000 × 100,000", image(gray_png(100_000, 100_000, rows=16)), 413, "pixels"),
         ("PNG of 45 million pixels", image(gray_png(7_500, 6_000)), 413, "the limit is 40,000,000"),
         ("zip sent as a PNG", image(zip_bytes()), 415, "not a PNG, JPEG, WebP or GIF image"),
-        ("10 MiB of text", document(b"All work and no play. " * (10 * 1024 * 1024 // 22), "big.txt"), 413, "the limit is 524,288"),
+        (
+            "10 MiB of text",
+            document(b"All work and no play. " * (10 * 1024 * 1024 // 22), "big.txt"),
+            413,
+            "the limit is 524,288",
+        ),
     ]
 
 
@@ -120,7 +125,10 @@ def test_hostile_inputs_are_refused_before_the_work(server, capsys):
         for name, part, status, message in cases():
             for route, body in (
                 (f"/v1/sessions/{sid}/messages", {"role": "user", "content": [{"type": "text", "text": "see"}, part]}),
-                ("/v1/chat/completions", {"messages": [{"role": "user", "content": [part]}, {"role": "user", "content": "q"}]}),
+                (
+                    "/v1/chat/completions",
+                    {"messages": [{"role": "user", "content": [part]}, {"role": "user", "content": "q"}]},
+                ),
             ):
                 start = time.monotonic()
                 r = client.post(route, json=body)
@@ -162,11 +170,15 @@ def test_the_largest_image_within_the_limit_is_read_within_bounds(server):
     with httpx.Client(base_url=server.url, headers=AUTH, timeout=120, trust_env=False) as client:
         sid = client.post("/v1/sessions").json()["id"]
         start = time.monotonic()
-        r = client.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": [image(gray_png(6_300, 6_300))]})
+        r = client.post(
+            f"/v1/sessions/{sid}/messages", json={"role": "user", "content": [image(gray_png(6_300, 6_300))]}
+        )
         assert r.status_code == 201, r.text
         elapsed = time.monotonic() - start
         assert elapsed < 60
         attachment = client.get(f"/v1/sessions/{sid}").json()["messages"][0]["attachments"][0]
         assert (attachment["width"], attachment["height"]) == (6_300, 6_300)
-    print(f"\n  39.7-megapixel PNG accepted in {elapsed:.1f} s, server peak RSS {peak_rss(server.proc.pid) / 2**20:.0f} MiB")
+    print(
+        f"\n  39.7-megapixel PNG accepted in {elapsed:.1f} s, server peak RSS {peak_rss(server.proc.pid) / 2**20:.0f} MiB"
+    )
     assert peak_rss(server.proc.pid) < PEAK_RSS_LIMIT

@@ -21,17 +21,25 @@ CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)),
-                       reason="chromium/chromedriver not installed (apt-get install -y chromium chromium-driver)"),
+    pytest.mark.skipif(
+        not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)),
+        reason="chromium/chromedriver not installed (apt-get install -y chromium chromium-driver)",
+    ),
 ]
 
 HISTORY = [
     ("user", "[!] My son is allergic to peanuts: no dish may contain peanuts or peanut oil, ever."),
     ("assistant", "Understood. I will never suggest anything with peanuts or peanut oil."),
-    ("user", "We land in Lisbon on 14 May at 09:40 and stay at a small hotel in Alfama for five nights, "
-             "close to the castle, with a view over the river and the old tram line 28 passing just below."),
-    ("assistant", "Alfama is lovely: steep cobbled streets, fado bars and the castle of São Jorge right above it. "
-                  "Tram 28 gets crowded after 10:00, so ride it early or walk down to Baixa instead."),
+    (
+        "user",
+        "We land in Lisbon on 14 May at 09:40 and stay at a small hotel in Alfama for five nights, "
+        "close to the castle, with a view over the river and the old tram line 28 passing just below.",
+    ),
+    (
+        "assistant",
+        "Alfama is lovely: steep cobbled streets, fado bars and the castle of São Jorge right above it. "
+        "Tram 28 gets crowded after 10:00, so ride it early or walk down to Baixa instead.",
+    ),
     ("user", "The weather app says it will be sunny and around 23 degrees most of the week."),
     ("assistant", "Great weather for walking. Bring comfortable shoes, a hat and sunscreen for the viewpoints."),
     ("user", "My wife wants one day trip to Sintra; we have no car and would like to avoid long queues."),
@@ -51,10 +59,19 @@ def browser(tmp_path):
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--no-first-run", "--disable-extensions", "--window-size=1200,1100",
-                f"--user-data-dir={tmp_path / 'chromium-profile'}"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--disable-extensions",
+        "--window-size=1200,1100",
+        f"--user-data-dir={tmp_path / 'chromium-profile'}",
+    ):
         options.add_argument(arg)
     os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium Manager look anything up
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
@@ -70,8 +87,14 @@ def test_inspector_timeline(spawn_server, tmp_path, browser):
     from selenium.webdriver.support import expected_conditions as EC
     from selenium.webdriver.support.ui import WebDriverWait
 
-    srv = spawn_server("--db", str(tmp_path / "inspector.db"), "--api-key-env", "AFM_TEST_KEY",
-                       env={"AFM_TEST_KEY": KEY}, name="inspector")
+    srv = spawn_server(
+        "--db",
+        str(tmp_path / "inspector.db"),
+        "--api-key-env",
+        "AFM_TEST_KEY",
+        env={"AFM_TEST_KEY": KEY},
+        name="inspector",
+    )
     with httpx.Client(base_url=srv.url, headers=AUTH, timeout=60, trust_env=False) as c:
         sid = c.post("/v1/sessions").json()["id"]
         for role, content in HISTORY:
@@ -123,8 +146,7 @@ def test_inspector_timeline(spawn_server, tmp_path, browser):
     wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "session(s)"))
 
     # No request left the page for another origin.
-    origins = browser.execute_script(
-        "return performance.getEntriesByType('resource').map(e => new URL(e.name).origin)")
+    origins = browser.execute_script("return performance.getEntriesByType('resource').map(e => new URL(e.name).origin)")
     assert set(origins) <= {srv.url}, origins
 
     if os.environ.get("AFM_SAVE_SCREENSHOT") == "1":
@@ -145,12 +167,23 @@ def test_inspector_shows_thumbnails_and_how_each_attachment_was_sent(spawn_serve
 
     srv = spawn_server("--db", str(tmp_path / "inspector-media.db"), "--no-abstractive", name="inspector-media")
     history = [
-        ("user", [{"type": "text", "text": "[!] Our agreement: the report deadline and the budget cap bind us."},
-                  file_part("pdf/agreement_en.pdf")]),
+        (
+            "user",
+            [
+                {"type": "text", "text": "[!] Our agreement: the report deadline and the budget cap bind us."},
+                file_part("pdf/agreement_en.pdf"),
+            ],
+        ),
         ("assistant", "Understood: delivery by 15 October 2025 and no more than EUR 48,000 in total."),
         ("user", [{"type": "text", "text": "the pricing table screenshot"}, image_part("png/pricing_en.png", "high")]),
         ("assistant", "The Team plan at $49 a month fits your 25 users."),
-        ("user", [{"type": "text", "text": "and a photo of our office cat"}, image_part("photo/chelsea.jpg", "low", "image/jpeg")]),
+        (
+            "user",
+            [
+                {"type": "text", "text": "and a photo of our office cat"},
+                image_part("photo/chelsea.jpg", "low", "image/jpeg"),
+            ],
+        ),
         ("assistant", "What a lovely cat!"),
     ]
     query, budget = "Can we afford the Business plan for a year within the cap?", 800

@@ -22,8 +22,10 @@ from tests.support.servers import REPO, create_key
 
 KEY = "mcp-test-key"
 CONSTRAINT = "I have a severe peanut allergy: never suggest anything with peanuts, even traces."
-CHATTER = [{"role": "user", "content": f"Tell me about day {i} of the trip: temples, markets and the river."}
-           for i in range(12)]
+CHATTER = [
+    {"role": "user", "content": f"Tell me about day {i} of the trip: temples, markets and the river."}
+    for i in range(12)
+]
 TOOLS = {"add_messages", "get_context", "explain", "list_sessions", "forget_session"}
 
 
@@ -35,18 +37,38 @@ def _data(result) -> dict:
 async def _exercise(client: Client) -> None:
     """Every tool once, in the order an agent would use them, checking what each says."""
     assert {t.name for t in (await client.list_tools()).tools} >= TOOLS
-    added = _data(await client.call_tool("add_messages", {"messages": [{"role": "user", "content": CONSTRAINT}]
-                                                          + CHATTER}))
+    added = _data(
+        await client.call_tool("add_messages", {"messages": [{"role": "user", "content": CONSTRAINT}] + CHATTER})
+    )
     session = added["session"]
     assert added["added"][0]["importance"] == "CRITICAL" and len(added["added"]) == 13
-    more = _data(await client.call_tool("add_messages", {"session": session, "messages": [
-        {"role": "assistant", "content": "Pad thai is a classic.", "importance": "trivial"}]}))
+    more = _data(
+        await client.call_tool(
+            "add_messages",
+            {
+                "session": session,
+                "messages": [{"role": "assistant", "content": "Pad thai is a classic.", "importance": "trivial"}],
+            },
+        )
+    )
     assert more["added"][0]["seq"] == 13 and more["added"][0]["importance"] == "TRIVIAL"
-    ctx = _data(await client.call_tool("get_context", {"session": session, "query": "What should I eat tonight?",
-                                                       "budget_tokens": 200}))
+    ctx = _data(
+        await client.call_tool(
+            "get_context", {"session": session, "query": "What should I eat tonight?", "budget_tokens": 200}
+        )
+    )
     assert ctx["tokens_used"] <= 200 and any(m["content"] == CONSTRAINT for m in ctx["messages"])
-    why = _data(await client.call_tool("explain", {"session": session, "query": "What should I eat tonight?",
-                                                   "budget_tokens": 200, "options": {"render": "structured"}}))
+    why = _data(
+        await client.call_tool(
+            "explain",
+            {
+                "session": session,
+                "query": "What should I eat tonight?",
+                "budget_tokens": 200,
+                "options": {"render": "structured"},
+            },
+        )
+    )
     assert len(why["items"]) == 14 and why["items"][0]["reason"] == "critical: sent whole"
     assert {i["fidelity"] for i in why["items"]} - {"full"}  # 200 tokens cannot hold everything whole
     assert session in [s["id"] for s in _data(await client.call_tool("list_sessions", {}))["sessions"]]
@@ -59,8 +81,12 @@ async def _exercise(client: Client) -> None:
 
 def test_the_tools_over_stdio_as_the_default_tenant(tmp_path):
     db = tmp_path / "mcp.db"
-    params = StdioServerParameters(command=sys.executable, args=["-m", "afm_local", "mcp", "--db", str(db)],
-                                   env={**os.environ, **THREAD_ENV, "PYTHONPATH": str(REPO)}, cwd=str(REPO))
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "afm_local", "mcp", "--db", str(db)],
+        env={**os.environ, **THREAD_ENV, "PYTHONPATH": str(REPO)},
+        cwd=str(REPO),
+    )
 
     async def run() -> str:
         async with Client(params, read_timeout_seconds=120) as client:
@@ -81,8 +107,17 @@ def afm(spawn_module_server, tmp_path_factory):
     """A server with the --api-key-env key (tenant ``default``) and two tenants' keys made in its store."""
     db = tmp_path_factory.mktemp("mcp") / "afm.db"
     keys = {tenant: create_key(str(db), tenant) for tenant in ("alice", "bob")}
-    server = spawn_module_server("--db", str(db), "--api-key-env", "AFM_MCP_KEY", "--no-abstractive",
-                                 "--rate-limit", "0", env={"AFM_MCP_KEY": KEY}, name="mcp")
+    server = spawn_module_server(
+        "--db",
+        str(db),
+        "--api-key-env",
+        "AFM_MCP_KEY",
+        "--no-abstractive",
+        "--rate-limit",
+        "0",
+        env={"AFM_MCP_KEY": KEY},
+        name="mcp",
+    )
     server.keys = {"default": KEY, **keys}
     return server
 
@@ -107,8 +142,9 @@ def test_the_tools_over_http_behind_the_api_key(afm):
         refused = httpx.post(afm.url + "/mcp", json=hello, headers=headers, timeout=30)
         assert refused.status_code == 401 and refused.json()["error"]["type"] == "unauthorized"
     # stateless: no server-initiated stream to hold open (the SDK's GET would never end)
-    stream = httpx.get(afm.url + "/mcp", headers={"Authorization": f"Bearer {KEY}", "Accept": "text/event-stream"},
-                       timeout=30)
+    stream = httpx.get(
+        afm.url + "/mcp", headers={"Authorization": f"Bearer {KEY}", "Accept": "text/event-stream"}, timeout=30
+    )
     assert stream.status_code == 405 and stream.json()["error"]["type"] == "method_not_allowed"
 
 
@@ -123,12 +159,16 @@ def test_a_tenant_reaches_only_its_own_sessions_through_mcp(afm):
         mine = _data(made)["session"]
         seen = {}
         for session in (mine, "M" * 22):  # Bob's answers for Alice's session and for one nobody has
-            answers = await _as(afm, "bob", [
-                ("get_context", {"session": session, **ask}),
-                ("explain", {"session": session, **ask}),
-                ("add_messages", {"session": session, "messages": [{"role": "user", "content": "Mine now."}]}),
-                ("forget_session", {"session": session}),
-            ])
+            answers = await _as(
+                afm,
+                "bob",
+                [
+                    ("get_context", {"session": session, **ask}),
+                    ("explain", {"session": session, **ask}),
+                    ("add_messages", {"session": session, "messages": [{"role": "user", "content": "Mine now."}]}),
+                    ("forget_session", {"session": session}),
+                ],
+            )
             assert all(a.is_error and a.content[0].text.endswith(": unknown session") for a in answers)
             seen[session] = [(a.is_error, a.content[0].text, a.structured_content) for a in answers]
         assert seen[mine] == seen["M" * 22]
@@ -150,8 +190,13 @@ def test_a_tenant_reaches_only_its_own_sessions_through_mcp(afm):
 def test_add_messages_stores_all_of_a_call_or_nothing_and_says_why(afm):
     """A call whose third message carries a broken image: refused with the reason, nothing of it stored, not
     even the new session it would have made; into an existing session, none of its messages lands."""
-    broken = {"role": "user", "content": [{"type": "text", "text": "my receipt"}, {"type": "image_url", "image_url": {
-        "url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB"}}]}  # a PNG cut after its header
+    broken = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "my receipt"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB"}},
+        ],
+    }  # a PNG cut after its header
     messages = [{"role": "user", "content": CONSTRAINT}, CHATTER[0], broken]
 
     async def run() -> None:

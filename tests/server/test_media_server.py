@@ -31,8 +31,9 @@ CHATTER = "Thanks, I have it. The Team plan looks like the best fit for a small 
 @pytest.fixture(scope="module")
 def server(spawn_module_server, tmp_path_factory):
     db = tmp_path_factory.mktemp("media") / "media.db"
-    srv = spawn_module_server("--db", str(db), "--api-key-env", "AFM_TEST_KEY", "--no-abstractive",
-                              env={"AFM_TEST_KEY": KEY}, name="media")
+    srv = spawn_module_server(
+        "--db", str(db), "--api-key-env", "AFM_TEST_KEY", "--no-abstractive", env={"AFM_TEST_KEY": KEY}, name="media"
+    )
     srv.db = str(db)
     return srv
 
@@ -45,8 +46,12 @@ def client(server):
 
 def session_with_media(client: httpx.Client) -> str:
     sid = client.post("/v1/sessions").json()["id"]
-    for role, content, importance in (("user", PRICING, "RELEVANT"), ("assistant", CHATTER, None),
-                                      ("user", AGREEMENT, None), ("assistant", "Noted, I will check it.", None)):
+    for role, content, importance in (
+        ("user", PRICING, "RELEVANT"),
+        ("assistant", CHATTER, None),
+        ("user", AGREEMENT, None),
+        ("assistant", "Noted, I will check it.", None),
+    ):
         body = {"role": role, "content": content, **({"importance": importance} if importance else {})}
         r = client.post(f"/v1/sessions/{sid}/messages", json=body)
         assert r.status_code == 201, r.text
@@ -59,7 +64,12 @@ def test_an_image_and_a_pdf_travel_through_a_session_and_come_back_at_each_tier(
     image, pdf = messages[0]["attachments"][0], messages[2]["attachments"][0]
     assert messages[0]["content"] == "our pricing table screenshot"  # the caption; the bytes are not echoed
     assert (image["kind"], image["mime"], image["width"], image["height"], image["tokens_full"]) == (
-        "image", "image/png", 900, 339, 425)
+        "image",
+        "image/png",
+        900,
+        339,
+        425,
+    )
     assert image["thumbnail"].startswith("data:image/jpeg;base64,") and image["tokens_thumbnail"] == 85
     assert (pdf["kind"], pdf["pages"], pdf["name"]) == ("pdf", 3, "agreement_en.pdf")
     assert messages[2]["importance"] == "CRITICAL"  # a deadline and a budget cap, read from the PDF's text
@@ -67,8 +77,9 @@ def test_an_image_and_a_pdf_travel_through_a_session_and_come_back_at_each_tier(
     forms = {}
     for budget in range(380, 1200, 20):
         # a question the pricing table does not answer: relevance lets it shrink to its line at small budgets
-        ctx = client.post(f"/v1/sessions/{sid}/context", json={"query": "When is the report due?",
-                                                               "budget_tokens": budget}).json()
+        ctx = client.post(
+            f"/v1/sessions/{sid}/context", json={"query": "When is the report due?", "budget_tokens": budget}
+        ).json()
         assert ctx["tokens_used"] <= budget
         item = ctx["items"][0]
         forms.setdefault(item["fidelity"], (ctx, item))
@@ -79,8 +90,9 @@ def test_an_image_and_a_pdf_travel_through_a_session_and_come_back_at_each_tier(
     assert thumb["detail"] == "low" and thumb["url"] == image["thumbnail"]
     assert forms["placeholder"][1]["attachments"][0]["sent"] == "named"
     assert forms["full"][0]["items"][2]["fidelity"] == "full"  # the binding agreement arrives whole
-    structured = client.post(f"/v1/sessions/{sid}/context", json={"query": "Deadline?", "budget_tokens": 1500,
-                                                                  "render": "structured"}).json()
+    structured = client.post(
+        f"/v1/sessions/{sid}/context", json={"query": "Deadline?", "budget_tokens": 1500, "render": "structured"}
+    ).json()
     assert "[document 1: agreement_en.pdf, 3 pages]" in structured["messages"][0]["content"]
 
 
@@ -90,8 +102,12 @@ def bad_parts() -> list[tuple[str, list, int, str]]:
         ("truncated PDF", [file_part("bad/truncated.pdf")], 422, "corrupt or not a PDF"),
         ("empty file", [{"type": "file", "file": {"file_data": "data:application/pdf;base64,"}}], 422, "empty"),
         ("text sent as an image", [image_part("bad/not_really.png")], 415, "holds text, not a PNG"),
-        ("binary junk", [{"type": "file", "file": {"file_data": base64.b64encode(b"\x00\x01\xff" * 50).decode()}}],
-         415, "not a PNG, JPEG, WebP or GIF image, a PDF, or UTF-8 text"),
+        (
+            "binary junk",
+            [{"type": "file", "file": {"file_data": base64.b64encode(b"\x00\x01\xff" * 50).decode()}}],
+            415,
+            "not a PNG, JPEG, WebP or GIF image, a PDF, or UTF-8 text",
+        ),
         ("decompression bomb", [image_part("bad/bomb_40000x40000.png")], 413, "pixels"),
         ("144 megapixels", [image_part("bad/bomb_12000x12000.png")], 413, "the limit is 40,000,000"),
         ("not base64", [{"type": "image_url", "image_url": {"url": "data:image/png;base64,%%%"}}], 422, "base64"),
@@ -99,8 +115,12 @@ def bad_parts() -> list[tuple[str, list, int, str]]:
         ("audio", [{"type": "input_audio", "input_audio": {"data": "", "format": "wav"}}], 422, "unsupported type"),
         ("too many parts", [text("x")] * 65, 422, "at most 64"),
         ("17 attachments", [image_part("photo/coffee.jpg")] * 17, 413, "the limit is 16"),
-        ("an 11 MiB file", [{"type": "file", "file": {"file_data": base64.b64encode(b"a" * (11 << 20)).decode()}}],
-         413, "the limit is 10,485,760"),
+        (
+            "an 11 MiB file",
+            [{"type": "file", "file": {"file_data": base64.b64encode(b"a" * (11 << 20)).decode()}}],
+            413,
+            "the limit is 10,485,760",
+        ),
     ]
 
 
@@ -111,8 +131,10 @@ def test_every_bad_input_gets_its_4xx_and_nothing_is_stored(client, server):
         r = client.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": [text("see"), *parts]})
         error = is_error(r, status)
         assert message in error["message"] and "\n" not in error["message"], (name, error)
-        r = client.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": [text("see"), *parts]},
-                                                                   {"role": "user", "content": "q"}]})
+        r = client.post(
+            "/v1/chat/completions",
+            json={"messages": [{"role": "user", "content": [text("see"), *parts]}, {"role": "user", "content": "q"}]},
+        )
         assert message in is_error(r, status)["message"], name
     assert client.get(f"/v1/sessions/{sid}").json()["messages"] == []
     assert query(server.db, "SELECT COUNT(*) FROM attachments") == files_before
@@ -142,9 +164,11 @@ def test_the_store_gives_attachments_back_in_order(store_db):
     store = opened.tenant("default")
     try:
         sid = store.create_session()["id"]
-        parts = (Attachment("image_url", data("photo/coffee.jpg"), detail="low"),
-                 Attachment("image_url", url="https://example.org/a.png", filename="a.png"),
-                 Attachment("file", data("pdf/agreement_ru.pdf"), filename="договор.pdf"))
+        parts = (
+            Attachment("image_url", data("photo/coffee.jpg"), detail="low"),
+            Attachment("image_url", url="https://example.org/a.png", filename="a.png"),
+            Attachment("file", data("pdf/agreement_ru.pdf"), filename="договор.pdf"),
+        )
         store.append_message(sid, "m1", "user", "three parts", None, parts)
         store.append_message(sid, "m2", "assistant", "no parts", None)
         count, rows = store.messages_since(sid)  # type: ignore[misc]
@@ -166,7 +190,9 @@ def test_attachments_belong_to_their_tenant_count_in_its_quota_and_go_with_its_e
         alice.append_message(alice.create_session()["id"], "a2", "user", "the same photo", None, (coffee,))
         bob.append_message(theirs, "b1", "user", "a photo", None, (coffee,))
         assert sorted(query(store_db, "SELECT tenant_id, sha256 FROM attachments")) == [
-            ("alice", coffee.sha256), ("bob", coffee.sha256)]
+            ("alice", coffee.sha256),
+            ("bob", coffee.sha256),
+        ]
         assert bob.messages_since(mine) is None and not bob.erase_session(mine)
         with pytest.raises(QuotaExceeded, match="attachments included.*--quota-bytes"):
             bob.append_message(theirs, "b2", "user", "again", None, (coffee,))
@@ -198,8 +224,9 @@ def test_a_database_at_the_schema_before_tenants_migrates_with_its_messages(tmp_
     opened = open_store(db)
     store = opened.tenant("default")
     try:
-        store.append_message("old-session-00000000", "b", "user", "a photo", None,
-                             (Attachment("image_url", data("photo/coffee.jpg")),))
+        store.append_message(
+            "old-session-00000000", "b", "user", "a photo", None, (Attachment("image_url", data("photo/coffee.jpg")),)
+        )
         count, rows = store.messages_since("old-session-00000000")  # type: ignore[misc]
         assert count == 2 and [len(r["attachments"]) for r in rows] == [0, 1]
     finally:
@@ -254,16 +281,30 @@ def test_the_proxy_streams_images_and_documents_at_each_tier(spawn_server, tmp_p
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     try:
-        front = spawn_server("--db", str(tmp_path / "front.db"), "--upstream", f"http://127.0.0.1:{upstream.server_port}",
-                             "--no-abstractive", name="media-front")
-        history = [{"role": "user", "content": PRICING}, {"role": "assistant", "content": CHATTER},
-                   {"role": "user", "content": AGREEMENT}, {"role": "assistant", "content": "Noted."}]
+        front = spawn_server(
+            "--db",
+            str(tmp_path / "front.db"),
+            "--upstream",
+            f"http://127.0.0.1:{upstream.server_port}",
+            "--no-abstractive",
+            name="media-front",
+        )
+        history = [
+            {"role": "user", "content": PRICING},
+            {"role": "assistant", "content": CHATTER},
+            {"role": "user", "content": AGREEMENT},
+            {"role": "assistant", "content": "Noted."},
+        ]
         query_parts = [text("Is this receipt within the cap?"), image_part("png/receipt_en.png", "low")]
         seen = {}
         with httpx.Client(base_url=front.url, timeout=120, trust_env=False) as c:
             for budget in range(380, 1200, 40):
-                body = {"model": "gpt-4o", "stream": True, "afm": {"budget_tokens": budget},
-                        "messages": [*history, {"role": "user", "content": query_parts}]}
+                body = {
+                    "model": "gpt-4o",
+                    "stream": True,
+                    "afm": {"budget_tokens": budget},
+                    "messages": [*history, {"role": "user", "content": query_parts}],
+                }
                 with c.stream("POST", "/v1/chat/completions", json=body) as r:
                     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
                     assert int(r.headers["X-AFM-Tokens-Used"]) <= budget
@@ -271,11 +312,18 @@ def test_the_proxy_streams_images_and_documents_at_each_tier(spawn_server, tmp_p
                 sent = Recorder.bodies[-1]["messages"]
                 assert sent[-1] == {"role": "user", "content": query_parts}  # the query's own parts, as sent
                 first = sent[0]["content"]
-                kind = ("placeholder" if isinstance(first, str) else
-                        "compressed" if first[1]["image_url"]["url"].startswith("data:image/jpeg") else "full")
+                kind = (
+                    "placeholder"
+                    if isinstance(first, str)
+                    else "compressed"
+                    if first[1]["image_url"]["url"].startswith("data:image/jpeg")
+                    else "full"
+                )
                 seen.setdefault(kind, sent)
         assert {"full", "compressed", "placeholder"} <= set(seen), set(seen)
         assert seen["full"][0]["content"][1]["image_url"]["detail"] == "high"
-        assert "15" in seen["full"][2]["content"] and "EUR 48,000" in seen["full"][2]["content"]  # the agreement, as text
+        assert (
+            "15" in seen["full"][2]["content"] and "EUR 48,000" in seen["full"][2]["content"]
+        )  # the agreement, as text
     finally:
         upstream.shutdown()

@@ -98,7 +98,7 @@ def test_the_rule_catches_what_it_must():
     lines = [
         '12 connect(3, {sa_family=AF_INET, sin_port=htons(443), sin_addr=inet_addr("13.107.5.88")}, 16) = 0',
         '12 sendto(4, "x", 1, 0, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("127.0.0.53")}, 16) = 1',
-        '12 connect(5, {sa_family=AF_INET6, sin6_port=htons(80), sin6_flowinfo=htonl(0), '
+        "12 connect(5, {sa_family=AF_INET6, sin6_port=htons(80), sin6_flowinfo=htonl(0), "
         'inet_pton(AF_INET6, "2a01:111::1", &sin6_addr), sin6_scope_id=0}, 28) = 0',
         '12 connect(6, {sa_family=AF_INET, sin_port=htons(8765), sin_addr=inet_addr("127.0.0.1")}, 16) = 0',
         '12 bind(7, {sa_family=AF_INET, sin_port=htons(8765), sin_addr=inet_addr("127.0.0.1")}, 16) = 0',
@@ -170,8 +170,13 @@ def test_a_serving_server_opens_no_socket_but_its_listener_and_loopback_peers(tm
         with httpx.Client(base_url=url, timeout=120, trust_env=False) as client:
             sid = client.post("/v1/sessions", json={}).json()["id"]
             for text in ("I am allergic to peanuts.", "We land in Kyoto on Friday.", "Find us a ramen place."):
-                assert client.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": text}).status_code == 201
-            packed = client.post(f"/v1/sessions/{sid}/context", json={"query": "Where do we eat?", "budget_tokens": 300})
+                assert (
+                    client.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": text}).status_code
+                    == 201
+                )
+            packed = client.post(
+                f"/v1/sessions/{sid}/context", json={"query": "Where do we eat?", "budget_tokens": 300}
+            )
             assert packed.status_code == 200, packed.text
             assert client.get("/metrics").status_code == 200
     finally:

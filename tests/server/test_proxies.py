@@ -21,17 +21,29 @@ from tests.support.servers import create_key
 from tests.support.upstream import Upstream
 
 KEY = "proxy-test-key"
-CONSTRAINT = ("Before anything else: I have a severe peanut allergy. Even traces can send me to hospital, so "
-              "never suggest a dish, snack or sauce that contains peanuts.")
+CONSTRAINT = (
+    "Before anything else: I have a severe peanut allergy. Even traces can send me to hospital, so "
+    "never suggest a dish, snack or sauce that contains peanuts."
+)
 QUERY = "Which street food should I try in Bangkok tonight?"
 BUDGETS = (300, 500, 1000, 2000, 4000)
-HOTELS = "\n".join(json.dumps({"hotel": f"Riverside {i}", "price_thb": 1800 + 37 * i, "rating": 4.1 + i % 8 / 10,
-                               "area": "Riverside" if i % 2 else "Sukhumvit"}) for i in range(70))
+HOTELS = "\n".join(
+    json.dumps(
+        {
+            "hotel": f"Riverside {i}",
+            "price_thb": 1800 + 37 * i,
+            "rating": 4.1 + i % 8 / 10,
+            "area": "Riverside" if i % 2 else "Sukhumvit",
+        }
+    )
+    for i in range(70)
+)
 FORECAST = " ".join(["Hot and humid with afternoon thunderstorms over the city, highs near 34C."] * 12)
 
 
 def chat_history() -> list[dict]:
     """The agent history in OpenAI chat's shape: a constraint, two tool steps (one with parallel calls)."""
+
     def call(i: str, name: str, args: dict) -> dict:
         return {"id": i, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
 
@@ -39,8 +51,11 @@ def chat_history() -> list[dict]:
         {"role": "system", "content": "You are a careful travel agent."},
         {"role": "user", "content": "Hi! I'm planning two weeks in Thailand in March."},
         {"role": "user", "content": CONSTRAINT},
-        {"role": "assistant", "content": "Noted. Let me look at hotels and the weather.",
-         "tool_calls": [call("c1", "search_hotels", {"city": "Bangkok"}), call("c2", "get_forecast", {"month": 3})]},
+        {
+            "role": "assistant",
+            "content": "Noted. Let me look at hotels and the weather.",
+            "tool_calls": [call("c1", "search_hotels", {"city": "Bangkok"}), call("c2", "get_forecast", {"month": 3})],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": HOTELS},
         {"role": "tool", "tool_call_id": "c2", "content": FORECAST},
         {"role": "assistant", "content": "There are many riverside hotels from 1,800 baht; March is hot."},
@@ -62,8 +77,14 @@ def responses_input(history: list[dict]) -> tuple[str, list[dict]]:
         if m["content"]:
             items.append({"role": m["role"], "content": _responses_parts(m["content"])})
         for c in m.get("tool_calls", []):
-            items.append({"type": "function_call", "call_id": c["id"], "name": c["function"]["name"],
-                          "arguments": c["function"]["arguments"]})
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": c["id"],
+                    "name": c["function"]["name"],
+                    "arguments": c["function"]["arguments"],
+                }
+            )
     return history[0]["content"], items
 
 
@@ -76,8 +97,15 @@ def anthropic_messages(history: list[dict]) -> tuple[str, list[dict]]:
             blocks = [{"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}]
         else:
             blocks = _anthropic_blocks(m["content"])
-            blocks += [{"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
-                        "input": json.loads(c["function"]["arguments"])} for c in m.get("tool_calls", [])]
+            blocks += [
+                {
+                    "type": "tool_use",
+                    "id": c["id"],
+                    "name": c["function"]["name"],
+                    "input": json.loads(c["function"]["arguments"]),
+                }
+                for c in m.get("tool_calls", [])
+            ]
         if out and out[-1]["role"] == role:
             out[-1]["content"] += blocks
         else:
@@ -89,10 +117,12 @@ def _responses_parts(content: str | list[dict]) -> str | list[dict]:
     """Chat content parts as Responses input parts (text and images)."""
     if isinstance(content, str):
         return content
-    return [{"type": "input_text", "text": p["text"]} if p["type"] == "text"
-            else {"type": "input_image", "image_url": p["image_url"]["url"],
-                  "detail": p["image_url"].get("detail", "auto")}
-            for p in content]
+    return [
+        {"type": "input_text", "text": p["text"]}
+        if p["type"] == "text"
+        else {"type": "input_image", "image_url": p["image_url"]["url"], "detail": p["image_url"].get("detail", "auto")}
+        for p in content
+    ]
 
 
 def _anthropic_blocks(content: str | list[dict] | None) -> list[dict]:
@@ -122,8 +152,17 @@ def upstream():
 @pytest.fixture(scope="module")
 def afm(spawn_module_server, upstream, tmp_path_factory):
     db = tmp_path_factory.mktemp("proxies") / "afm.db"
-    return spawn_module_server("--db", str(db), "--upstream", upstream.url, "--api-key-env", "AFM_PROXY_KEY",
-                               "--no-abstractive", env={"AFM_PROXY_KEY": KEY}, name="proxies")
+    return spawn_module_server(
+        "--db",
+        str(db),
+        "--upstream",
+        upstream.url,
+        "--api-key-env",
+        "AFM_PROXY_KEY",
+        "--no-abstractive",
+        env={"AFM_PROXY_KEY": KEY},
+        name="proxies",
+    )
 
 
 def _sent(recorded) -> str:
@@ -143,15 +182,17 @@ def test_three_formats_at_every_budget_are_accepted_and_keep_the_constraint(afm,
         reply = chat.chat.completions.create(model="m", messages=history, extra_body=extra, stream=stream)
         text = "".join(c.choices[0].delta.content or "" for c in reply) if stream else reply.choices[0].message.content
         assert text.startswith("I was sent")
-        answer = chat.responses.create(model="m", instructions=instructions, input=items, extra_body=extra,
-                                       stream=stream)
+        answer = chat.responses.create(
+            model="m", instructions=instructions, input=items, extra_body=extra, stream=stream
+        )
         if stream:
             assert [e.type for e in answer][-1] == "response.completed"
         else:
             assert answer.output_text.startswith("I was sent")
         if stream:
-            with claude.messages.stream(model="m", max_tokens=64, system=system, messages=messages,
-                                        extra_body=extra) as events:
+            with claude.messages.stream(
+                model="m", max_tokens=64, system=system, messages=messages, extra_body=extra
+            ) as events:
                 assert events.get_final_text().startswith("I was sent")
         else:
             said = claude.messages.create(model="m", max_tokens=64, system=system, messages=messages, extra_body=extra)
@@ -175,9 +216,16 @@ def test_an_agent_history_with_images_packs_at_every_budget_in_all_three_formats
     constraint is verbatim, and the screenshot is sent as an image only when the budget holds it."""
     shot = base64.b64encode(data("png/pricing_en.png")).decode()
     history = chat_history()
-    history.insert(3, {"role": "user", "content": [
-        {"type": "text", "text": "Here is the hotel's price list."},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + shot, "detail": "low"}}]})
+    history.insert(
+        3,
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Here is the hotel's price list."},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64," + shot, "detail": "low"}},
+            ],
+        },
+    )
     chat = openai.OpenAI(base_url=afm.url + "/v1", api_key=KEY, max_retries=0)
     claude = anthropic.Anthropic(base_url=afm.url, auth_token=KEY, api_key=None, max_retries=0)
     instructions, items = responses_input(history)
@@ -199,24 +247,41 @@ def test_an_agent_history_with_images_packs_at_every_budget_in_all_three_formats
 
 def test_an_orphan_tool_result_in_the_request_is_a_clear_422_and_is_not_forwarded(afm, upstream):
     start = len(upstream.requests)
-    bad = [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "nope", "content": "18C"},
-           {"role": "user", "content": QUERY}]
-    response = httpx.post(afm.url + "/v1/chat/completions", json={"model": "m", "messages": bad},
-                          headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
+    bad = [
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "tool_call_id": "nope", "content": "18C"},
+        {"role": "user", "content": QUERY},
+    ]
+    response = httpx.post(
+        afm.url + "/v1/chat/completions",
+        json={"model": "m", "messages": bad},
+        headers={"Authorization": f"Bearer {KEY}"},
+        timeout=60,
+    )
     assert response.status_code == 422 and "answers no call" in response.json()["error"]["message"]
-    response = httpx.post(afm.url + "/v1/responses", json={"model": "m", "input": "hi", "previous_response_id": "r"},
-                          headers={"Authorization": f"Bearer {KEY}"}, timeout=60)
+    response = httpx.post(
+        afm.url + "/v1/responses",
+        json={"model": "m", "input": "hi", "previous_response_id": "r"},
+        headers={"Authorization": f"Bearer {KEY}"},
+        timeout=60,
+    )
     assert response.status_code == 422 and "previous_response_id" in response.json()["error"]["message"]
     assert len(upstream.requests) == start
 
 
 def test_the_current_tool_loop_after_the_query_is_packed_after_it_and_its_newest_result_sent_whole(afm, upstream):
     chat = openai.OpenAI(base_url=afm.url + "/v1", api_key=KEY, max_retries=0)
-    loop = [{"role": "assistant", "content": None, "tool_calls": [
-        {"id": "w1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "w1", "content": "31C, light rain"}]
-    reply = chat.chat.completions.create(model="m", messages=chat_history() + loop,
-                                         extra_body={"afm": {"budget_tokens": 400}})
+    loop = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "w1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "w1", "content": "31C, light rain"},
+    ]
+    reply = chat.chat.completions.create(
+        model="m", messages=chat_history() + loop, extra_body={"afm": {"budget_tokens": 400}}
+    )
     assert reply.choices[0].message.content == "The tool said: 31C, light rain"
 
     def given(messages):  # null fields are not passed on
@@ -232,27 +297,58 @@ def test_images_travel_through_all_three_formats_in_their_own_shapes(afm, upstre
     large budget, a thumbnail or a line at smaller ones), written back in that shape, valid for the API."""
     pricing, receipt = data("png/pricing_en.png"), data("png/receipt_en.png")
     b64 = {name: base64.b64encode(raw).decode() for name, raw in (("pricing", pricing), ("receipt", receipt))}
-    chat_history = [{"role": "user", "content": [{"type": "text", "text": "our pricing table"},
-                                                 {"type": "image_url", "image_url": {
-                                                     "url": "data:image/png;base64," + b64["pricing"],
-                                                     "detail": "high"}}]},
-                    {"role": "assistant", "content": "The Team plan looks right for you."},
-                    {"role": "user", "content": [{"type": "text", "text": "Is this receipt right?"},
-                                                 {"type": "image_url", "image_url": {
-                                                     "url": "data:image/png;base64," + b64["receipt"]}}]}]
-    items = [{"role": "user", "content": [{"type": "input_text", "text": "our pricing table"},
-                                          {"type": "input_image", "image_url": "data:image/png;base64," + b64["pricing"],
-                                           "detail": "high"}]},
-             {"role": "assistant", "content": "The Team plan looks right for you."},
-             {"role": "user", "content": [{"type": "input_text", "text": "Is this receipt right?"},
-                                          {"type": "input_image",
-                                           "image_url": "data:image/png;base64," + b64["receipt"]}]}]
+    chat_history = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "our pricing table"},
+                {
+                    "type": "image_url",
+                    "image_url": {"url": "data:image/png;base64," + b64["pricing"], "detail": "high"},
+                },
+            ],
+        },
+        {"role": "assistant", "content": "The Team plan looks right for you."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Is this receipt right?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64," + b64["receipt"]}},
+            ],
+        },
+    ]
+    items = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "our pricing table"},
+                {"type": "input_image", "image_url": "data:image/png;base64," + b64["pricing"], "detail": "high"},
+            ],
+        },
+        {"role": "assistant", "content": "The Team plan looks right for you."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "Is this receipt right?"},
+                {"type": "input_image", "image_url": "data:image/png;base64," + b64["receipt"]},
+            ],
+        },
+    ]
     source = {name: {"type": "base64", "media_type": "image/png", "data": value} for name, value in b64.items()}
-    messages = [{"role": "user", "content": [{"type": "text", "text": "our pricing table"},
-                                             {"type": "image", "source": source["pricing"]}]},
-                {"role": "assistant", "content": "The Team plan looks right for you."},
-                {"role": "user", "content": [{"type": "text", "text": "Is this receipt right?"},
-                                             {"type": "image", "source": source["receipt"]}]}]
+    messages = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "our pricing table"}, {"type": "image", "source": source["pricing"]}],
+        },
+        {"role": "assistant", "content": "The Team plan looks right for you."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Is this receipt right?"},
+                {"type": "image", "source": source["receipt"]},
+            ],
+        },
+    ]
     chat = openai.OpenAI(base_url=afm.url + "/v1", api_key=KEY, max_retries=0)
     claude = anthropic.Anthropic(base_url=afm.url, auth_token=KEY, api_key=None, max_retries=0)
     start = len(upstream.requests)
@@ -274,11 +370,20 @@ def test_images_travel_through_all_three_formats_in_their_own_shapes(afm, upstre
     assert sent[2].body["messages"][0]["content"][1] == {"type": "image", "source": source["pricing"]}
     small = [_sent(r) for r in sent[6:]]
     assert all(b64["pricing"] not in body and b64["receipt"] in body for body in small)  # the query's own stays
-    response = httpx.post(afm.url + "/v1/messages", headers={"Authorization": f"Bearer {KEY}"}, timeout=60,
-                          json={"model": "m", "max_tokens": 8, "messages": [
-                              {"role": "user", "content": [{"type": "image", "source": {"type": "file",
-                                                                                        "file_id": "f1"}}]},
-                              {"role": "assistant", "content": "ok"}, {"role": "user", "content": "q"}]})
+    response = httpx.post(
+        afm.url + "/v1/messages",
+        headers={"Authorization": f"Bearer {KEY}"},
+        timeout=60,
+        json={
+            "model": "m",
+            "max_tokens": 8,
+            "messages": [
+                {"role": "user", "content": [{"type": "image", "source": {"type": "file", "file_id": "f1"}}]},
+                {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "q"},
+            ],
+        },
+    )
     assert response.status_code == 422 and "never fetched" in response.json()["error"]["message"]
 
 
@@ -289,13 +394,17 @@ def test_a_tenant_key_never_reaches_the_upstream_and_an_open_server_passes_the_c
     no key at all passes the client's own upstream key on, in each API's header."""
     folder = tmp_path_factory.mktemp("proxy-keys")
     tenant_key = create_key(str(folder / "keyed.db"), "alice")
-    keyed = spawn_module_server("--db", str(folder / "keyed.db"), "--upstream", upstream.url, "--no-abstractive",
-                                name="proxies-keyed")
-    open_server = spawn_module_server("--db", str(folder / "open.db"), "--upstream", upstream.url,
-                                      "--no-abstractive", name="proxies-open")
-    bodies = {"/v1/chat/completions": {"model": "m", "messages": [{"role": "user", "content": QUERY}]},
-              "/v1/responses": {"model": "m", "input": QUERY},
-              "/v1/messages": {"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": QUERY}]}}
+    keyed = spawn_module_server(
+        "--db", str(folder / "keyed.db"), "--upstream", upstream.url, "--no-abstractive", name="proxies-keyed"
+    )
+    open_server = spawn_module_server(
+        "--db", str(folder / "open.db"), "--upstream", upstream.url, "--no-abstractive", name="proxies-open"
+    )
+    bodies = {
+        "/v1/chat/completions": {"model": "m", "messages": [{"role": "user", "content": QUERY}]},
+        "/v1/responses": {"model": "m", "input": QUERY},
+        "/v1/messages": {"model": "m", "max_tokens": 16, "messages": [{"role": "user", "content": QUERY}]},
+    }
     for server, key in ((keyed, tenant_key), (open_server, "client-upstream-key")):
         start = len(upstream.requests)
         for route, body in bodies.items():

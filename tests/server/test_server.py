@@ -48,8 +48,17 @@ def is_error(response: httpx.Response, status: int) -> dict:
 def server(spawn_module_server, tmp_path_factory):
     db = tmp_path_factory.mktemp("api") / "api.db"
     # --no-abstractive: these tests count cache misses, which background topic jobs would add to.
-    return spawn_module_server("--db", str(db), "--api-key-env", "AFM_TEST_KEY", "--budget", "300",
-                               "--no-abstractive", env={"AFM_TEST_KEY": KEY}, name="api")
+    return spawn_module_server(
+        "--db",
+        str(db),
+        "--api-key-env",
+        "AFM_TEST_KEY",
+        "--budget",
+        "300",
+        "--no-abstractive",
+        env={"AFM_TEST_KEY": KEY},
+        name="api",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +91,16 @@ def test_session_lifecycle(client):
     sid = r.json()["id"]
     assert re.fullmatch(r"[A-Za-z0-9_-]{16,64}", sid)
 
-    r = client.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": "[!] Never book flights before 08:00."})
+    r = client.post(
+        f"/v1/sessions/{sid}/messages", json={"role": "user", "content": "[!] Never book flights before 08:00."}
+    )
     assert r.status_code == 201
     first = r.json()
     assert first["importance"] == "CRITICAL" and first["seq"] == 0 and first["tokens_full"] > 0
-    r = client.post(f"/v1/sessions/{sid}/messages",
-                    json={"role": "assistant", "content": "Sure, I will only look at later flights.", "importance": "trivial"})
+    r = client.post(
+        f"/v1/sessions/{sid}/messages",
+        json={"role": "assistant", "content": "Sure, I will only look at later flights.", "importance": "trivial"},
+    )
     assert r.status_code == 201
     second = r.json()
     assert second["importance"] == "TRIVIAL" and second["importance_override"] == "TRIVIAL" and second["seq"] == 1
@@ -99,20 +112,49 @@ def test_session_lifecycle(client):
     got = r.json()
     assert got["id"] == sid and [m["id"] for m in got["messages"]][:2] == [first["id"], second["id"]]
     for m in got["messages"]:
-        assert {"importance", "tokens_full", "tokens_compressed", "tokens_placeholder", "role", "content", "seq"} <= set(m)
+        assert {
+            "importance",
+            "tokens_full",
+            "tokens_compressed",
+            "tokens_placeholder",
+            "role",
+            "content",
+            "seq",
+        } <= set(m)
 
-    r = client.post(f"/v1/sessions/{sid}/context", json={"query": "Which flight should we take?", "budget_tokens": 60,
-                                                           "system_preamble": "You are a travel agent.", "render": "chat"})
+    r = client.post(
+        f"/v1/sessions/{sid}/context",
+        json={
+            "query": "Which flight should we take?",
+            "budget_tokens": 60,
+            "system_preamble": "You are a travel agent.",
+            "render": "chat",
+        },
+    )
     assert r.status_code == 200, r.text
     ctx = r.json()
-    assert set(ctx) == {"messages", "items", "tokens_used", "budget_tokens", "render", "packing", "language",
-                        "fidelity_counts", "query_index"}
+    assert set(ctx) == {
+        "messages",
+        "items",
+        "tokens_used",
+        "budget_tokens",
+        "render",
+        "packing",
+        "language",
+        "fidelity_counts",
+        "query_index",
+    }
     assert ctx["tokens_used"] <= 60 and len(ctx["items"]) == 3
     assert ctx["items"][0]["fidelity"] == "full"  # CRITICAL survives
     assert int(r.headers["X-AFM-Tokens-Used"]) == ctx["tokens_used"]
-    assert r.headers["X-AFM-Fidelity"] == ",".join(f"{k}={ctx['fidelity_counts'][k]}" for k in ("full", "compressed", "placeholder", "dropped"))
+    assert r.headers["X-AFM-Fidelity"] == ",".join(
+        f"{k}={ctx['fidelity_counts'][k]}" for k in ("full", "compressed", "placeholder", "dropped")
+    )
 
-    r = client.post(f"/v1/sessions/{sid}/context", json={"query": "q", "budget_tokens": 200, "render": "structured", "packing": "paper"})
+    r = client.post(
+        f"/v1/sessions/{sid}/context",
+        json={"query": "q", "budget_tokens": 200, "render": "structured", "packing": "paper"},
+    )
     assert r.status_code == 200 and r.json()["render"] == "structured" and r.json()["packing"] == "paper"
 
     assert any(s["id"] == sid for s in client.get("/v1/sessions").json()["sessions"])
@@ -125,7 +167,9 @@ def test_session_lifecycle(client):
 
 def test_budget_packs_long_history(client):
     sid = new_session(client)
-    r = client.post(f"/v1/sessions/{sid}/context", json={"query": "What can my son eat for dinner tonight?", "budget_tokens": 120})
+    r = client.post(
+        f"/v1/sessions/{sid}/context", json={"query": "What can my son eat for dinner tonight?", "budget_tokens": 120}
+    )
     assert r.status_code == 200, r.text
     ctx = r.json()
     assert ctx["tokens_used"] <= 120
@@ -135,7 +179,11 @@ def test_budget_packs_long_history(client):
 
 
 def test_stateless_context_and_repeat_costs_nothing(client):
-    body = {"messages": [{"role": r, "content": c} for r, c in HISTORY], "query": "Sintra tickets?", "budget_tokens": 150}
+    body = {
+        "messages": [{"role": r, "content": c} for r, c in HISTORY],
+        "query": "Sintra tickets?",
+        "budget_tokens": 150,
+    }
     r = client.post("/v1/context", json=body)
     assert r.status_code == 200, r.text
     first = r.json()
@@ -148,8 +196,16 @@ def test_stateless_context_and_repeat_costs_nothing(client):
 
 def test_openapi_and_metrics(client, server):
     spec = client.get("/openapi.json").json()
-    for path in ("/v1/sessions", "/v1/sessions/{session_id}", "/v1/sessions/{session_id}/messages",
-                 "/v1/sessions/{session_id}/context", "/v1/context", "/v1/chat/completions", "/healthz", "/metrics"):
+    for path in (
+        "/v1/sessions",
+        "/v1/sessions/{session_id}",
+        "/v1/sessions/{session_id}/messages",
+        "/v1/sessions/{session_id}/context",
+        "/v1/context",
+        "/v1/chat/completions",
+        "/healthz",
+        "/metrics",
+    ):
         assert path in spec["paths"], path
     text, parts = spec["components"]["schemas"]["MessageIn"]["properties"]["content"]["anyOf"]
     assert text["maxLength"] == 64 * 1024 and parts["type"] == "array"
@@ -187,33 +243,164 @@ def test_hostile_inputs_get_clear_4xx(client, server):
     url = f"/v1/sessions/{sid}"
     json_headers = {**AUTH, "Content-Type": "application/json"}
     cases = [
-        ("malformed json", lambda: client.post(url + "/messages", content=b'{"role": "user", "content": ', headers=json_headers), 400, "invalid_json"),
-        ("not an object", lambda: client.post(url + "/messages", content=b"[1, 2, 3]", headers=json_headers), 422, "invalid_request"),
-        ("20 MB body", lambda: client.post("/v1/context", content=b"x" * (20 << 20), headers=json_headers), 413, "request_too_large"),
-        ("17 MB chunked body, no length", lambda: client.post("/v1/context", content=_chunks(17 << 20), headers=json_headers), 413, "request_too_large"),
-        ("invalid utf-8", lambda: client.post(url + "/messages", content=b'{"role": "user", "content": "\xff\xfe\xc3("}', headers=json_headers), 400, "invalid_utf8"),
-        ("huge budget", lambda: client.post(url + "/context", json={"query": "q", "budget_tokens": 10**12}), 422, "invalid_request"),
-        ("zero budget", lambda: client.post(url + "/context", json={"query": "q", "budget_tokens": 0}), 422, "invalid_request"),
-        ("string budget", lambda: client.post(url + "/context", json={"query": "q", "budget_tokens": "100"}), 422, "invalid_request"),
-        ("budget too small", lambda: client.post(url + "/context", json={"query": "q", "budget_tokens": 5}), 422, "budget_too_small"),
-        ("unknown role", lambda: client.post(url + "/messages", json={"role": "wizard", "content": "hi"}), 422, "invalid_request"),
-        ("unknown importance", lambda: client.post(url + "/messages", json={"role": "user", "content": "hi", "importance": "HUGE"}), 422, "invalid_request"),
-        ("extra field", lambda: client.post(url + "/messages", json={"role": "user", "content": "hi", "admin": True}), 422, "invalid_request"),
-        ("oversized message", lambda: client.post(url + "/messages", json={"role": "user", "content": "a" * (70 * 1024)}), 422, "invalid_request"),
-        ("oversized multibyte message", lambda: client.post(url + "/messages", json={"role": "user", "content": "я" * 40_000}), 422, "invalid_request"),
-        ("stateless unknown role", lambda: client.post("/v1/context", json={"messages": [{"role": "root", "content": "x"}], "query": "q", "budget_tokens": 50}), 422, "invalid_request"),
-        ("chat unknown role", lambda: client.post("/v1/chat/completions", json={"messages": [{"role": "root", "content": "x"}, {"role": "user", "content": "q"}]}), 422, "invalid_request"),
-        ("chat without user", lambda: client.post("/v1/chat/completions", json={"messages": [{"role": "system", "content": "x"}]}), 422, "invalid_request"),
-        ("chat huge budget", lambda: client.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "q"}], "afm": {"budget_tokens": 10**9}}), 422, "invalid_request"),
+        (
+            "malformed json",
+            lambda: client.post(url + "/messages", content=b'{"role": "user", "content": ', headers=json_headers),
+            400,
+            "invalid_json",
+        ),
+        (
+            "not an object",
+            lambda: client.post(url + "/messages", content=b"[1, 2, 3]", headers=json_headers),
+            422,
+            "invalid_request",
+        ),
+        (
+            "20 MB body",
+            lambda: client.post("/v1/context", content=b"x" * (20 << 20), headers=json_headers),
+            413,
+            "request_too_large",
+        ),
+        (
+            "17 MB chunked body, no length",
+            lambda: client.post("/v1/context", content=_chunks(17 << 20), headers=json_headers),
+            413,
+            "request_too_large",
+        ),
+        (
+            "invalid utf-8",
+            lambda: client.post(
+                url + "/messages", content=b'{"role": "user", "content": "\xff\xfe\xc3("}', headers=json_headers
+            ),
+            400,
+            "invalid_utf8",
+        ),
+        (
+            "huge budget",
+            lambda: client.post(url + "/context", json={"query": "q", "budget_tokens": 10**12}),
+            422,
+            "invalid_request",
+        ),
+        (
+            "zero budget",
+            lambda: client.post(url + "/context", json={"query": "q", "budget_tokens": 0}),
+            422,
+            "invalid_request",
+        ),
+        (
+            "string budget",
+            lambda: client.post(url + "/context", json={"query": "q", "budget_tokens": "100"}),
+            422,
+            "invalid_request",
+        ),
+        (
+            "budget too small",
+            lambda: client.post(url + "/context", json={"query": "q", "budget_tokens": 5}),
+            422,
+            "budget_too_small",
+        ),
+        (
+            "unknown role",
+            lambda: client.post(url + "/messages", json={"role": "wizard", "content": "hi"}),
+            422,
+            "invalid_request",
+        ),
+        (
+            "unknown importance",
+            lambda: client.post(url + "/messages", json={"role": "user", "content": "hi", "importance": "HUGE"}),
+            422,
+            "invalid_request",
+        ),
+        (
+            "extra field",
+            lambda: client.post(url + "/messages", json={"role": "user", "content": "hi", "admin": True}),
+            422,
+            "invalid_request",
+        ),
+        (
+            "oversized message",
+            lambda: client.post(url + "/messages", json={"role": "user", "content": "a" * (70 * 1024)}),
+            422,
+            "invalid_request",
+        ),
+        (
+            "oversized multibyte message",
+            lambda: client.post(url + "/messages", json={"role": "user", "content": "я" * 40_000}),
+            422,
+            "invalid_request",
+        ),
+        (
+            "stateless unknown role",
+            lambda: client.post(
+                "/v1/context", json={"messages": [{"role": "root", "content": "x"}], "query": "q", "budget_tokens": 50}
+            ),
+            422,
+            "invalid_request",
+        ),
+        (
+            "chat unknown role",
+            lambda: client.post(
+                "/v1/chat/completions",
+                json={"messages": [{"role": "root", "content": "x"}, {"role": "user", "content": "q"}]},
+            ),
+            422,
+            "invalid_request",
+        ),
+        (
+            "chat without user",
+            lambda: client.post("/v1/chat/completions", json={"messages": [{"role": "system", "content": "x"}]}),
+            422,
+            "invalid_request",
+        ),
+        (
+            "chat huge budget",
+            lambda: client.post(
+                "/v1/chat/completions",
+                json={"messages": [{"role": "user", "content": "q"}], "afm": {"budget_tokens": 10**9}},
+            ),
+            422,
+            "invalid_request",
+        ),
         ("missing key", lambda: httpx.get(server.url + url, trust_env=False), 401, "unauthorized"),
-        ("wrong key", lambda: httpx.get(server.url + url, headers={"Authorization": "Bearer nope"}, trust_env=False), 401, "unauthorized"),
-        ("key without Bearer", lambda: httpx.get(server.url + url, headers={"Authorization": KEY}, trust_env=False), 401, "unauthorized"),
-        ("wrong key on chat", lambda: httpx.post(server.url + "/v1/chat/completions", json={}, headers={"Authorization": "Bearer x"}, trust_env=False), 401, "unauthorized"),
+        (
+            "wrong key",
+            lambda: httpx.get(server.url + url, headers={"Authorization": "Bearer nope"}, trust_env=False),
+            401,
+            "unauthorized",
+        ),
+        (
+            "key without Bearer",
+            lambda: httpx.get(server.url + url, headers={"Authorization": KEY}, trust_env=False),
+            401,
+            "unauthorized",
+        ),
+        (
+            "wrong key on chat",
+            lambda: httpx.post(
+                server.url + "/v1/chat/completions", json={}, headers={"Authorization": "Bearer x"}, trust_env=False
+            ),
+            401,
+            "unauthorized",
+        ),
         ("unknown session", lambda: client.get("/v1/sessions/AAAAAAAAAAAAAAAAAAAAAAAA"), 404, "not_found"),
-        ("unknown session context", lambda: client.post("/v1/sessions/AAAAAAAAAAAAAAAAAAAAAAAA/context", json={"query": "q", "budget_tokens": 50}), 404, "not_found"),
+        (
+            "unknown session context",
+            lambda: client.post(
+                "/v1/sessions/AAAAAAAAAAAAAAAAAAAAAAAA/context", json={"query": "q", "budget_tokens": 50}
+            ),
+            404,
+            "not_found",
+        ),
         ("traversal encoded", lambda: client.get("/v1/sessions/..%2F..%2Fetc%2Fpasswd"), 404, "not_found"),
         ("traversal dots", lambda: client.get("/v1/sessions/...."), 404, "not_found"),
-        ("traversal in append", lambda: client.post("/v1/sessions/%2e%2e%2f%2e%2e%2fafm-local.db/messages", json={"role": "user", "content": "x"}), 404, "not_found"),
+        (
+            "traversal in append",
+            lambda: client.post(
+                "/v1/sessions/%2e%2e%2f%2e%2e%2fafm-local.db/messages", json={"role": "user", "content": "x"}
+            ),
+            404,
+            "not_found",
+        ),
         ("sql-ish id", lambda: client.get("/v1/sessions/x'%20OR%20'1'='1"), 404, "not_found"),
         ("unknown route", lambda: client.get("/v1/nothing"), 404, "not_found"),
         ("wrong method", lambda: client.put("/v1/sessions"), 405, "method_not_allowed"),
@@ -246,8 +433,10 @@ def test_sigkill_during_writes_loses_nothing_acknowledged(spawn_server, tmp_path
             while not stop.is_set():
                 text = f"Note {i}: the meeting with supplier {i % 7} about order #{1000 + i} moved to {8 + i % 10}:30."
                 try:
-                    r = c.post(f"/v1/sessions/{sid}/messages",  # importance given: this test is about storage
-                               json={"role": "user" if i % 2 else "assistant", "content": text, "importance": "RELEVANT"})
+                    r = c.post(
+                        f"/v1/sessions/{sid}/messages",  # importance given: this test is about storage
+                        json={"role": "user" if i % 2 else "assistant", "content": text, "importance": "RELEVANT"},
+                    )
                 except httpx.HTTPError:
                     return  # the server died under us: this one was never acknowledged
                 if r.status_code == 201:
@@ -306,7 +495,10 @@ def test_concurrent_sessions_keep_order(spawn_server, tmp_path):
         with httpx.Client(base_url=srv.url, timeout=60.0, trust_env=False) as c:
             for i in range(12):
                 sid = sids[(k + i) % len(sids)]
-                r = c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": f"worker {k} item {i} for {sid[:4]}"})
+                r = c.post(
+                    f"/v1/sessions/{sid}/messages",
+                    json={"role": "user", "content": f"worker {k} item {i} for {sid[:4]}"},
+                )
                 if r.status_code != 201:
                     errors.append(r.text)
                 r = c.post(f"/v1/sessions/{sid}/context", json={"query": f"item {i}", "budget_tokens": 200})
@@ -330,8 +522,10 @@ def test_concurrent_sessions_keep_order(spawn_server, tmp_path):
 
 # ------------------------------------------------------------------------------------------ chat completions
 
-needs_gguf = pytest.mark.skipif(not GGUF.is_file() and not GGUF_SMALL.is_file(),
-                                reason="no GGUF chat model in models/gguf (run `afm-local models install`)")
+needs_gguf = pytest.mark.skipif(
+    not GGUF.is_file() and not GGUF_SMALL.is_file(),
+    reason="no GGUF chat model in models/gguf (run `afm-local models install`)",
+)
 
 
 @pytest.fixture(scope="module")
@@ -339,16 +533,28 @@ def chat_servers(spawn_module_server, tmp_path_factory):
     """An upstream (afm-local with its built-in llama.cpp model) and a front server forwarding to it."""
     base = tmp_path_factory.mktemp("chat")
     upstream = spawn_module_server("--db", str(base / "upstream.db"), "--no-abstractive", name="upstream")
-    front = spawn_module_server("--db", str(base / "front.db"), "--upstream", upstream.url, "--api-key-env",
-                                "AFM_TEST_KEY", "--budget", "150", "--no-abstractive", env={"AFM_TEST_KEY": KEY},
-                                name="front")
+    front = spawn_module_server(
+        "--db",
+        str(base / "front.db"),
+        "--upstream",
+        upstream.url,
+        "--api-key-env",
+        "AFM_TEST_KEY",
+        "--budget",
+        "150",
+        "--no-abstractive",
+        env={"AFM_TEST_KEY": KEY},
+        name="front",
+    )
     return upstream, front
 
 
 def chat_messages() -> list[dict[str, str]]:
-    return ([{"role": "system", "content": "You are a concise travel assistant. Answer in one short sentence."}]
-            + [{"role": r, "content": c} for r, c in HISTORY]
-            + [{"role": "user", "content": "Suggest one snack for my son for the train to Sintra."}])
+    return (
+        [{"role": "system", "content": "You are a concise travel assistant. Answer in one short sentence."}]
+        + [{"role": r, "content": c} for r, c in HISTORY]
+        + [{"role": "user", "content": "Suggest one snack for my son for the train to Sintra."}]
+    )
 
 
 @pytest.mark.slow
@@ -359,7 +565,12 @@ def test_openai_client_through_upstream(chat_servers):
     upstream, front = chat_servers
     client = openai.OpenAI(base_url=front.url + "/v1", api_key=KEY, max_retries=0, timeout=300)
     raw = client.chat.completions.with_raw_response.create(
-        model="local", messages=chat_messages(), max_tokens=16, temperature=0, extra_body={"afm": {"budget_tokens": 120}})
+        model="local",
+        messages=chat_messages(),
+        max_tokens=16,
+        temperature=0,
+        extra_body={"afm": {"budget_tokens": 120}},
+    )
     used, saved = int(raw.headers["X-AFM-Tokens-Used"]), int(raw.headers["X-AFM-Tokens-Saved"])
     assert 0 < used <= 120 and saved > 0
     assert re.fullmatch(r"full=\d+,compressed=\d+,placeholder=\d+,dropped=\d+", raw.headers["X-AFM-Fidelity"])
@@ -372,12 +583,15 @@ def test_openai_client_through_upstream(chat_servers):
     assert completion.model.startswith("afm-local/")  # answered by the upstream, returned unchanged
 
     # Default budget (--budget 150) when the request has no afm field.
-    raw = client.chat.completions.with_raw_response.create(model="local", messages=chat_messages(), max_tokens=4, temperature=0)
+    raw = client.chat.completions.with_raw_response.create(
+        model="local", messages=chat_messages(), max_tokens=4, temperature=0
+    )
     assert int(raw.headers["X-AFM-Budget"]) == 150 and int(raw.headers["X-AFM-Tokens-Used"]) <= 150
 
     with pytest.raises(openai.AuthenticationError):
         openai.OpenAI(base_url=front.url + "/v1", api_key="wrong", max_retries=0).chat.completions.create(
-            model="local", messages=chat_messages(), max_tokens=4)
+            model="local", messages=chat_messages(), max_tokens=4
+        )
 
 
 @pytest.mark.slow
@@ -388,8 +602,13 @@ def test_openai_client_streaming_through_upstream(chat_servers):
     upstream, front = chat_servers
     client = openai.OpenAI(base_url=front.url + "/v1", api_key=KEY, max_retries=0, timeout=300)
     raw = client.chat.completions.with_raw_response.create(
-        model="local", messages=chat_messages(), max_tokens=16, temperature=0, stream=True,
-        extra_body={"afm": {"budget_tokens": 200, "render": "structured"}})
+        model="local",
+        messages=chat_messages(),
+        max_tokens=16,
+        temperature=0,
+        stream=True,
+        extra_body={"afm": {"budget_tokens": 200, "render": "structured"}},
+    )
     assert raw.headers["content-type"].startswith("text/event-stream")
     assert int(raw.headers["X-AFM-Tokens-Used"]) <= 200 and int(raw.headers["X-AFM-Tokens-Saved"]) > 0
     assert "X-AFM-Fidelity" in raw.headers
@@ -422,7 +641,12 @@ def test_builtin_model_direct_and_repeat_history_is_cached(chat_servers):
 
 def test_upstream_unreachable_is_502(spawn_server, tmp_path):
     srv = spawn_server("--db", str(tmp_path / "u.db"), "--upstream", "http://127.0.0.1:9", name="dead-upstream")
-    r = httpx.post(srv.url + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]}, trust_env=False, timeout=60)
+    r = httpx.post(
+        srv.url + "/v1/chat/completions",
+        json={"messages": [{"role": "user", "content": "hi"}]},
+        trust_env=False,
+        timeout=60,
+    )
     error = is_error(r, 502)  # OpenAI's shape on the OpenAI route: its type, afm's kind as the code
     assert (error["type"], error["code"]) == ("server_error", "upstream_error")
     assert httpx.get(srv.url + "/healthz", trust_env=False).status_code == 200
@@ -430,9 +654,25 @@ def test_upstream_unreachable_is_502(spawn_server, tmp_path):
 
 def test_named_but_unset_api_key_refuses_to_start(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "AFM_UNSET_KEY"}
-    proc = subprocess.run([sys.executable, "-m", "afm_local", "serve", "--port", "9", "--db", str(tmp_path / "x.db"),
-                           "--api-key-env", "AFM_UNSET_KEY"], cwd=REPO, env={**env, **THREAD_ENV, "PYTHONPATH": str(REPO)},
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "afm_local",
+            "serve",
+            "--port",
+            "9",
+            "--db",
+            str(tmp_path / "x.db"),
+            "--api-key-env",
+            "AFM_UNSET_KEY",
+        ],
+        cwd=REPO,
+        env={**env, **THREAD_ENV, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode != 0 and "AFM_UNSET_KEY" in proc.stderr
     assert not (tmp_path / "x.db").exists()
 
@@ -447,8 +687,10 @@ def test_background_topics_are_persisted_and_survive_a_restart(spawn_server, tmp
     the background; the store keeps it."""
     db = tmp_path / "topics.db"
     srv = spawn_server("--db", str(db), "--compressor-model", "qwen2.5-coder-0.5b-instruct", name="topics")
-    text = ("[RELEVANT] We compared three riverside hotels in Bangkok: the Chatrium costs 3,900 baht a night with a "
-            "shuttle boat, the Millennium Hilton 4,600 with a rooftop pool, and the Peninsula 8,200 with a spa.")
+    text = (
+        "[RELEVANT] We compared three riverside hotels in Bangkok: the Chatrium costs 3,900 baht a night with a "
+        "shuttle boat, the Millennium Hilton 4,600 with a rooftop pool, and the Peninsula 8,200 with a spa."
+    )
     with httpx.Client(base_url=srv.url, timeout=60.0, trust_env=False) as c:
         sid = c.post("/v1/sessions").json()["id"]
         assert c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": text}).status_code == 201

@@ -14,7 +14,6 @@ from afm_local.core.errors import QuotaExceeded, StoreError, StoreUnavailable, U
 from afm_local.server.store import Quota, open_store, redact_url
 from afm_local.server.store import sqlite as sqlite_store
 from afm_local.server.store.schema import MIGRATIONS
-
 from tests.support.stores import query, stored_messages
 
 WRITERS, PER_WRITER = 8, 40
@@ -147,8 +146,11 @@ def test_postgres_row_level_security_holds_without_the_store(pg_db):
         assert conn.execute("SELECT COUNT(*) FROM sessions").fetchone() == (1,)
         assert conn.execute("UPDATE sessions SET next_seq = 99 WHERE id = %s", (sid,)).rowcount == 0
         with pytest.raises(psycopg.errors.InsufficientPrivilege):  # the policy's WITH CHECK
-            conn.execute("INSERT INTO messages (tenant_id, session_id, seq, message_id, role, content, created) "
-                         "VALUES ('alice', %s, 5, 'x', 'user', 'forged', 0)", (sid,))
+            conn.execute(
+                "INSERT INTO messages (tenant_id, session_id, seq, message_id, role, content, created) "
+                "VALUES ('alice', %s, 5, 'x', 'user', 'forged', 0)",
+                (sid,),
+            )
 
 
 def test_migrations_are_named_idempotent_and_refuse_a_newer_database(store_db):
@@ -170,12 +172,15 @@ def test_a_database_from_before_named_migrations_is_adopted(tmp_path):
     gets the new migrations, and its version is raised so that the previous release refuses it."""
     db = tmp_path / "legacy.db"
     conn = sqlite3.connect(db)
-    conn.executescript(MIGRATIONS[0].sql.format(real="REAL", blob="BLOB", without_rowid="WITHOUT ROWID") + """;
+    conn.executescript(
+        MIGRATIONS[0].sql.format(real="REAL", blob="BLOB", without_rowid="WITHOUT ROWID")
+        + """;
         CREATE TABLE schema_version (version INTEGER NOT NULL);
         INSERT INTO schema_version VALUES (1);
         INSERT INTO sessions VALUES ('legacy-session-0000000', 1.0);
         INSERT INTO messages VALUES ('legacy-session-0000000', 0, 'a', 'user', 'first', NULL, 1.0);
-        INSERT INTO messages VALUES ('legacy-session-0000000', 1, 'b', 'user', 'second', NULL, 2.0);""")
+        INSERT INTO messages VALUES ('legacy-session-0000000', 1, 'b', 'user', 'second', NULL, 2.0);"""
+    )
     conn.commit()
     conn.close()
     opened = open_store(db)
@@ -236,8 +241,10 @@ def test_a_replaced_postgres_database_is_refused(pg_cluster, pg_db):
 
 
 def test_urls_never_show_their_password(pg_cluster):
-    assert redact_url("postgresql://u:s3cret@h:5432/db?sslmode=require&password=p2") == \
-        "postgresql://u:***@h:5432/db?sslmode=require&password=***"
+    assert (
+        redact_url("postgresql://u:s3cret@h:5432/db?sslmode=require&password=p2")
+        == "postgresql://u:***@h:5432/db?sslmode=require&password=***"
+    )
     assert redact_url("postgresql://u@h/db") == "postgresql://u@h/db"
     wrong = pg_cluster.dsn().replace(pg_cluster.password, "wrong-pass-Zx9")
     with pytest.raises(StoreUnavailable) as info:

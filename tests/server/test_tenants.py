@@ -21,8 +21,7 @@ SECRET = {"alice": "alice-secret-{}-Qx7", "bob": "bob-secret-{}-Vw3"}
 
 
 def client(server, key: str) -> httpx.Client:
-    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=60.0,
-                        trust_env=False)
+    return httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=60.0, trust_env=False)
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +39,10 @@ def two_tenants(module_store_db, spawn_module_server):
                 sessions.append(sid)
                 for j in range(2):
                     said = f"[!] Remember {SECRET[tenant].format(f'{i}{j}')}."
-                    r = c.post(f"/v1/sessions/{sid}/messages",
-                               json={"role": "user", "content": said if (i, j) != (0, 1) else document(tenant, said)})
+                    r = c.post(
+                        f"/v1/sessions/{sid}/messages",
+                        json={"role": "user", "content": said if (i, j) != (0, 1) else document(tenant, said)},
+                    )
                     assert r.status_code == 201, r.text
                     messages.append(r.json()["id"])
                     files += [a["sha256"] for a in r.json()["attachments"]]
@@ -54,8 +55,10 @@ def document(tenant: str, said: str) -> list[dict]:
     """Content parts with a text file whose name and text carry the tenant's secret: an attachment of its own."""
     secret = SECRET[tenant].format("file")
     encoded = base64.b64encode(f"Notes. {said} The file secret is {secret}.".encode()).decode()
-    return [{"type": "text", "text": said},
-            {"type": "file", "file": {"filename": f"{secret}.txt", "file_data": f"data:text/plain;base64,{encoded}"}}]
+    return [
+        {"type": "text", "text": said},
+        {"type": "file", "file": {"filename": f"{secret}.txt", "file_data": f"data:text/plain;base64,{encoded}"}},
+    ]
 
 
 def probe(c: httpx.Client, kind: str, target: str) -> httpx.Response:
@@ -98,8 +101,10 @@ def test_no_tenant_reaches_another_tenants_data(two_tenants):
                     leaks.append((me, kind, which, r.status_code, r.text[:200]))
             listed = c.get("/v1/sessions").text + c.get("/v1/tenant/export").text
             assert not any(sid in listed for sid in theirs) and SECRET[other].split("{")[0] not in listed
-    print(f"\n{2 * REQUESTS} requests, {len(leaks)} leaks; GET median ms: other tenant's "
-          f"{1000 * statistics.median(timings['theirs']):.2f}, missing {1000 * statistics.median(timings['missing']):.2f}")
+    print(
+        f"\n{2 * REQUESTS} requests, {len(leaks)} leaks; GET median ms: other tenant's "
+        f"{1000 * statistics.median(timings['theirs']):.2f}, missing {1000 * statistics.median(timings['missing']):.2f}"
+    )
     assert leaks == []
     assert statistics.median(timings["theirs"]) < 2 * statistics.median(timings["missing"]) + 0.005
     for tenant, key in keys.items():  # the other's DELETEs erased nothing
@@ -119,7 +124,10 @@ def test_each_key_sees_its_tenant(two_tenants):
             assert {s["id"] for s in c.get("/v1/sessions").json()["sessions"]} == set(owned[tenant]["sessions"])
     with httpx.Client(base_url=server.url, trust_env=False) as anonymous:
         assert anonymous.get("/v1/sessions").status_code == 401
-        assert anonymous.get("/v1/sessions", headers={"Authorization": "Bearer afm_000000000000_" + "x" * 43}).status_code == 401
+        assert (
+            anonymous.get("/v1/sessions", headers={"Authorization": "Bearer afm_000000000000_" + "x" * 43}).status_code
+            == 401
+        )
 
 
 def test_keys_are_listed_without_secrets_and_revoked(spawn_server, tmp_path):
@@ -128,42 +136,79 @@ def test_keys_are_listed_without_secrets_and_revoked(spawn_server, tmp_path):
     server = spawn_server("--db", db, "--no-abstractive", name="keys")
     with client(server, key) as c:
         assert c.get("/v1/tenant").status_code == 200
-        listed = subprocess.run([sys.executable, "-m", "afm_local", "keys", "list", "--db", db], cwd=REPO,
-                                capture_output=True, text=True, check=True).stdout
+        listed = subprocess.run(
+            [sys.executable, "-m", "afm_local", "keys", "list", "--db", db],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert "carol" in listed and key.split("_")[1] in listed and key not in listed
-        subprocess.run([sys.executable, "-m", "afm_local", "keys", "revoke", "--tenant", "carol", "--db", db],
-                       cwd=REPO, capture_output=True, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "afm_local", "keys", "revoke", "--tenant", "carol", "--db", db],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
         deadline = time.monotonic() + 15  # a verified key is remembered for KEY_TTL_S (5 s)
         while c.get("/v1/tenant").status_code == 200 and time.monotonic() < deadline:
             time.sleep(0.5)
         assert c.get("/v1/tenant").status_code == 401
     assert key not in server.log()
-    bad = subprocess.run([sys.executable, "-m", "afm_local", "keys", "create", "--tenant", "Not A Name", "--db", db],
-                         cwd=REPO, capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "afm_local", "keys", "create", "--tenant", "Not A Name", "--db", db],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "tenant names" in bad.stderr
 
 
 def test_rate_limit_quotas_and_access_log(spawn_server, tmp_path):
     db = str(tmp_path / "limits.db")
     key = create_key(db, "dave")
-    server = spawn_server("--db", db, "--no-abstractive", "--rate-limit", "2", "--rate-burst", "6",
-                          "--quota-sessions", "1", "--quota-bytes", "40", name="limits")
+    server = spawn_server(
+        "--db",
+        db,
+        "--no-abstractive",
+        "--rate-limit",
+        "2",
+        "--rate-burst",
+        "6",
+        "--quota-sessions",
+        "1",
+        "--quota-bytes",
+        "40",
+        name="limits",
+    )
     with client(server, key) as c:
         sid = c.post("/v1/sessions").json()["id"]
         r = c.post("/v1/sessions")
         assert r.status_code == 413 and r.json()["error"]["type"] == "quota_exceeded"
         assert "--quota-sessions" in r.json()["error"]["message"]
-        assert c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": "dave's note 1"}).status_code == 201
+        assert (
+            c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": "dave's note 1"}).status_code == 201
+        )
         r = c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": "x" * 40})
         assert r.status_code == 413 and "--quota-bytes" in r.json()["error"]["message"]
         attached = base64.b64encode(b"a small file of thirty bytes..").decode()  # 1 + 30 bytes fit alone: not with 13
-        r = c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": [
-            {"type": "text", "text": "y"}, {"type": "file", "file": {"file_data": f"data:text/plain;base64,{attached}"}}]})
+        r = c.post(
+            f"/v1/sessions/{sid}/messages",
+            json={
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "y"},
+                    {"type": "file", "file": {"file_data": f"data:text/plain;base64,{attached}"}},
+                ],
+            },
+        )
         assert r.status_code == 413 and "attachments included" in r.json()["error"]["message"]
         statuses = [c.get("/v1/tenant").status_code for _ in range(10)]
         assert 429 in statuses
         r = c.get("/v1/tenant")
-        assert r.status_code == 429 and r.json()["error"]["type"] == "rate_limited" and int(r.headers["retry-after"]) >= 1
+        assert (
+            r.status_code == 429 and r.json()["error"]["type"] == "rate_limited" and int(r.headers["retry-after"]) >= 1
+        )
     log = server.log()
     assert "tenant=dave key=" + key.split("_")[1] in log and "/v1/sessions/{session_id}/messages 201" in log
     assert key not in log and "dave's note" not in log and sid not in log

@@ -12,8 +12,8 @@ import time
 import httpx
 import pytest
 
-from tests.support.stores import stored_messages
 from tests.support.servers import metric
+from tests.support.stores import stored_messages
 
 QUERY = "When is the supplier call?"
 
@@ -27,14 +27,20 @@ def test_any_worker_answers_for_any_session_at_once(pg_db, spawn_server):
     b = spawn_server("--db", pg_db, "--no-abstractive", name="worker-b")
     with client(a) as ca, client(b) as cb:
         sid = ca.post("/v1/sessions").json()["id"]
-        for text in ("[!] Never schedule calls before 10:00.", "The supplier is in Porto.", "Call them about order 4411."):
+        for text in (
+            "[!] Never schedule calls before 10:00.",
+            "The supplier is in Porto.",
+            "Call them about order 4411.",
+        ):
             assert ca.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": text}).status_code == 201
         r = cb.post(f"/v1/sessions/{sid}/context", json={"query": QUERY, "budget_tokens": 300})
         assert r.status_code == 200 and len(r.json()["items"]) == 3
         r = ca.post(f"/v1/sessions/{sid}/context", json={"query": QUERY, "budget_tokens": 300})  # A has the query now
         misses = metric(ca.get("/metrics").text, "afm_cache_misses_total", cache="session")
 
-        r = cb.post(f"/v1/sessions/{sid}/messages", json={"role": "assistant", "content": "Booked for 11:30 on Tuesday."})
+        r = cb.post(
+            f"/v1/sessions/{sid}/messages", json={"role": "assistant", "content": "Booked for 11:30 on Tuesday."}
+        )
         assert r.status_code == 201 and r.json()["seq"] == 3
         r = ca.post(f"/v1/sessions/{sid}/context", json={"query": QUERY, "budget_tokens": 300})
         assert r.status_code == 200
@@ -68,7 +74,9 @@ class Burst:
             while not self.stop.is_set():
                 text = f"Writer {k} note {i}: order #{1000 + i} ships on day {1 + i % 28}."
                 try:
-                    r = c.post(f"/v1/sessions/{sid}/messages", json={"role": "user", "content": text, "importance": "RELEVANT"})
+                    r = c.post(
+                        f"/v1/sessions/{sid}/messages", json={"role": "user", "content": text, "importance": "RELEVANT"}
+                    )
                 except httpx.HTTPError:
                     return  # its worker died: this one was never acknowledged
                 if r.status_code == 201:
@@ -131,8 +139,9 @@ def test_sigkill_of_one_of_two_workers_loses_no_acknowledged_message(store_db, s
     for srv in workers:  # both (restarted) workers serve the whole, same history
         with client(srv) as c:
             for sid in sids:
-                assert [m["id"] for m in c.get(f"/v1/sessions/{sid}").json()["messages"]] == \
-                    [m for _, m in stored_messages(store_db, sid)]
+                assert [m["id"] for m in c.get(f"/v1/sessions/{sid}").json()["messages"]] == [
+                    m for _, m in stored_messages(store_db, sid)
+                ]
 
 
 def test_serve_workers_share_one_port_and_a_killed_worker_is_replaced(pg_db, spawn_server):
@@ -172,8 +181,13 @@ def test_workers_must_be_positive(workers, tmp_path):
     from tests import THREAD_ENV
     from tests.support.servers import REPO
 
-    proc = subprocess.run([sys.executable, "-m", "afm_local", "serve", "--db", str(tmp_path / "w.db"), "--workers",
-                           workers], cwd=REPO, env={**os.environ, **THREAD_ENV, "PYTHONPATH": str(REPO)},
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "afm_local", "serve", "--db", str(tmp_path / "w.db"), "--workers", workers],
+        cwd=REPO,
+        env={**os.environ, **THREAD_ENV, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "workers must be a positive integer" in proc.stderr
     assert "Traceback" not in proc.stderr

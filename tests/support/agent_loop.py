@@ -20,8 +20,10 @@ from typing import Any
 
 from tests.support.real import ROOT
 
-INSTRUCTION = ("Refactor the billing package so that every invoice total is computed in one place. "
-               "Never touch the production database; staging only.")
+INSTRUCTION = (
+    "Refactor the billing package so that every invoice total is computed in one place. "
+    "Never touch the production database; staging only."
+)
 SYSTEM = "You are a careful coding agent. Use the tools to read files before you change them."
 WORDS = ("invoice", "total", "amount", "currency", "discount", "tax", "customer", "ledger", "refund", "line")
 
@@ -32,9 +34,12 @@ def module_text(i: int, lines: int = 56) -> str:
     out = [f'"""Billing module {i}: {rng.choice(WORDS)} handling."""', "", "from decimal import Decimal", ""]
     while len(out) < lines:
         a, b = rng.choice(WORDS), rng.choice(WORDS)
-        out += [f"def {a}_{b}_{len(out)}(items, rate=Decimal('0.{rng.randint(10, 99)}')):",
-                f"    total = sum(item.{a} * rate for item in items if item.{b} is not None)  # module {i}",
-                f"    return round(total + Decimal('{rng.randint(1, 999)}.{rng.randint(10, 99)}'), 2)", ""]
+        out += [
+            f"def {a}_{b}_{len(out)}(items, rate=Decimal('0.{rng.randint(10, 99)}')):",
+            f"    total = sum(item.{a} * rate for item in items if item.{b} is not None)  # module {i}",
+            f"    return round(total + Decimal('{rng.randint(1, 999)}.{rng.randint(10, 99)}'), 2)",
+            "",
+        ]
     return "\n".join(out[:lines])
 
 
@@ -42,8 +47,10 @@ def log_dump(size: int = 110_000) -> str:
     """A service log of about ``size`` bytes, with one error line in the middle."""
     lines, i = [], 0
     while sum(len(line) + 1 for line in lines) < size:
-        lines.append(f"2026-12-01T10:{i // 600 % 60:02d}:{i // 10 % 60:02d}Z INFO billing.worker job={i} "
-                     f"invoices={i % 37} duration_ms={i * 7 % 311}")
+        lines.append(
+            f"2026-12-01T10:{i // 600 % 60:02d}:{i // 10 % 60:02d}Z INFO billing.worker job={i} "
+            f"invoices={i % 37} duration_ms={i * 7 % 311}"
+        )
         i += 1
     lines[len(lines) // 2] = "2026-12-01T11:02:03Z ERROR billing.worker job=4242 total mismatch on invoice INV-8841"
     return "\n".join(lines)
@@ -54,12 +61,16 @@ def agent_chat(steps: int = 30, big_at: int = 12) -> list[dict[str, Any]]:
     results (file reads of about 700 tokens; step ``big_at`` reads a 110 KB log)."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": INSTRUCTION}]
     for i in range(steps):
-        name, args = ("read_log", {"path": "logs/billing.log"}) if i == big_at else (
-            "read_file", {"path": f"billing/module_{i}.py"})
+        name, args = (
+            ("read_log", {"path": "logs/billing.log"})
+            if i == big_at
+            else ("read_file", {"path": f"billing/module_{i}.py"})
+        )
         call = {"id": f"call_{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
         messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append({"role": "tool", "tool_call_id": f"call_{i}", "content": log_dump() if i == big_at
-                         else module_text(i)})
+        messages.append(
+            {"role": "tool", "tool_call_id": f"call_{i}", "content": log_dump() if i == big_at else module_text(i)}
+        )
     return messages
 
 
@@ -73,8 +84,14 @@ def as_responses(history: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any
         if m["content"]:
             items.append({"role": m["role"], "content": _responses_parts(m["content"])})
         for c in m.get("tool_calls") or []:
-            items.append({"type": "function_call", "call_id": c["id"], "name": c["function"]["name"],
-                          "arguments": c["function"]["arguments"]})
+            items.append(
+                {
+                    "type": "function_call",
+                    "call_id": c["id"],
+                    "name": c["function"]["name"],
+                    "arguments": c["function"]["arguments"],
+                }
+            )
     return history[0]["content"], items
 
 
@@ -87,8 +104,15 @@ def as_anthropic(history: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any
             blocks = [{"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}]
         else:
             blocks = _anthropic_blocks(m["content"])
-            blocks += [{"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
-                        "input": json.loads(c["function"]["arguments"])} for c in m.get("tool_calls") or []]
+            blocks += [
+                {
+                    "type": "tool_use",
+                    "id": c["id"],
+                    "name": c["function"]["name"],
+                    "input": json.loads(c["function"]["arguments"]),
+                }
+                for c in m.get("tool_calls") or []
+            ]
         if out and out[-1]["role"] == role:
             out[-1]["content"] += blocks
         else:
@@ -99,10 +123,12 @@ def as_anthropic(history: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any
 def _responses_parts(content: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     if isinstance(content, str):
         return content
-    return [{"type": "input_text", "text": p["text"]} if p["type"] == "text"
-            else {"type": "input_image", "image_url": p["image_url"]["url"],
-                  "detail": p["image_url"].get("detail", "auto")}
-            for p in content]
+    return [
+        {"type": "input_text", "text": p["text"]}
+        if p["type"] == "text"
+        else {"type": "input_image", "image_url": p["image_url"]["url"], "detail": p["image_url"].get("detail", "auto")}
+        for p in content
+    ]
 
 
 def _anthropic_blocks(content: str | list[dict[str, Any]] | None) -> list[dict[str, Any]]:
@@ -200,6 +226,7 @@ def anthropic_count(body: dict[str, Any]) -> int:
                 total += tokens(b["id"]) + tokens(b["name"]) + tokens(json.dumps(b["input"])) + PER_CALL
             elif b["type"] == "tool_result":
                 content = b["content"]
-                total += tokens(b["tool_use_id"]) + tokens(content if isinstance(content, str) else
-                                                           "".join(x.get("text", "") for x in content))
+                total += tokens(b["tool_use_id"]) + tokens(
+                    content if isinstance(content, str) else "".join(x.get("text", "") for x in content)
+                )
     return total

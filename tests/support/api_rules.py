@@ -197,6 +197,8 @@ def _anthropic_media(i: int, role: Any, blocks: list[dict[str, Any]]) -> list[st
         elif b["type"] == "image" and (source.get("type") != "base64" or source.get("media_type") not in IMAGE_TYPES):
             problems.append(f"messages[{i}]: an image source must be base64 of {', '.join(IMAGE_TYPES)} or a url")
         elif b["type"] == "document" and (source.get("type"), source.get("media_type")) not in (
-                ("base64", "application/pdf"), ("text", "text/plain")):
+            ("base64", "application/pdf"),
+            ("text", "text/plain"),
+        ):
             problems.append(f"messages[{i}]: a document source must be base64 PDF or plain text")
     return problems

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from afm_local.core.protocols import Components
 from afm_local.text.extractive import ExtractiveCompressor
-from afm_local.text.topics import KeyphraseTopicer
 from afm_local.text.rules import RuleClassifier
+from afm_local.text.topics import KeyphraseTopicer
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 

@@ -27,7 +27,10 @@ def image_part(name: str, detail: str = "auto", mime: str = "image/png") -> dict
 
 def file_part(name: str, filename: str | None = None) -> dict:
     encoded = base64.b64encode(data(name)).decode()
-    return {"type": "file", "file": {"filename": filename or Path(name).name, "file_data": f"data:application/pdf;base64,{encoded}"}}
+    return {
+        "type": "file",
+        "file": {"filename": filename or Path(name).name, "file_data": f"data:application/pdf;base64,{encoded}"},
+    }
 
 
 def text(caption: str) -> dict:

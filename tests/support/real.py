@@ -32,9 +32,15 @@ def example(name: str) -> dict:
     return json.loads((EXAMPLES / f"{name}.json").read_text(encoding="utf-8"))
 
 
-def afm(*args: str, stdin: str | None = None, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def afm(
+    *args: str, stdin: str | None = None, env: dict | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Run the ``afm-local`` command in a child process, with ``env`` on top of this one's."""
     return subprocess.run(
-        [sys.executable, "-m", "afm_local", *args], input=stdin, capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, timeout=timeout,
+        [sys.executable, "-m", "afm_local", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
     )

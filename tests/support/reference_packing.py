@@ -34,11 +34,17 @@ def promote(it: Item, fidelity: Fidelity) -> Fidelity:
 
 
 def chain(cap: Fidelity, lowest: Fidelity = Fidelity.PLACEHOLDER) -> list[Fidelity]:
-    return list(ORDER[ORDER.index(cap):ORDER.index(lowest) + 1])
+    return list(ORDER[ORDER.index(cap) : ORDER.index(lowest) + 1])
 
 
-def upgrade(items: list[Item], out: list[Fidelity], order: list[int], caps: list[Fidelity], spare: int,
-            lowest: Fidelity = Fidelity.PLACEHOLDER) -> int:
+def upgrade(
+    items: list[Item],
+    out: list[Fidelity],
+    order: list[int],
+    caps: list[Fidelity],
+    spare: int,
+    lowest: Fidelity = Fidelity.PLACEHOLDER,
+) -> int:
     for i in order:
         it = items[i]
         for fidelity in chain(caps[i], lowest):
@@ -55,8 +61,15 @@ def upgrade(items: list[Item], out: list[Fidelity], order: list[int], caps: list
     return spare
 
 
-def pack(items: list[Item], available: int, packing: str = "afm", fill: str = "chronological",
-         spend: str = "intended", reserved_limit: int | None = None, reserve_placeholders: bool = True) -> list[Fidelity]:
+def pack(
+    items: list[Item],
+    available: int,
+    packing: str = "afm",
+    fill: str = "chronological",
+    spend: str = "intended",
+    reserved_limit: int | None = None,
+    reserve_placeholders: bool = True,
+) -> list[Fidelity]:
     if sum(cost(it, promote(it, it.lowest)) for it in items if it.reserved) > available:
         raise ValueError("reserved messages do not fit")
     if spend == "budget" and packing == "afm" and sum(it.costs[Fidelity.FULL] for it in items) <= available:
@@ -80,8 +93,14 @@ def pack(items: list[Item], available: int, packing: str = "afm", fill: str = "c
             if not it.reserved and out[i] is not Fidelity.DROPPED:
                 used -= cost(it, out[i])
                 out[i] = Fidelity.DROPPED
-        dropped_from_reservation = {i for i, it in enumerate(items) if reserve_placeholders
-                         and out[i] is Fidelity.DROPPED and Fidelity.PLACEHOLDER in it.costs and not it.reserved}
+        dropped_from_reservation = {
+            i
+            for i, it in enumerate(items)
+            if reserve_placeholders
+            and out[i] is Fidelity.DROPPED
+            and Fidelity.PLACEHOLDER in it.costs
+            and not it.reserved
+        }
         others = [i for i, it in enumerate(items) if not it.reserved and i not in dropped_from_reservation]
         if fill == "score":
             others.sort(key=lambda i: (-items[i].score, i))

@@ -10,8 +10,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import httpx
 
@@ -44,7 +44,7 @@ class ServerProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 120.0) -> "ServerProcess":
+    def start(self, timeout: float = 120.0) -> ServerProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
         cmd = [sys.executable, "-m", "afm_local", "serve", "--host", "127.0.0.1", "--port", str(self.port), *self.args]
@@ -122,7 +122,9 @@ def _start_time(pid: int) -> str | None:
 def server_factory(directory: Path) -> tuple[Callable[..., ServerProcess], list[ServerProcess]]:
     started: list[ServerProcess] = []
 
-    def spawn(*args: str, env: dict[str, str] | None = None, timeout: float = 120.0, name: str = "server") -> ServerProcess:
+    def spawn(
+        *args: str, env: dict[str, str] | None = None, timeout: float = 120.0, name: str = "server"
+    ) -> ServerProcess:
         server = ServerProcess(list(args), directory / f"{name}-{len(started)}.log", env=env)
         started.append(server)
         return server.start(timeout=timeout)
@@ -149,7 +151,11 @@ def create_key(db: str, tenant: str, env: dict[str, str] | None = None, *extra: 
     """A tenant's key, made with the real command line (``afm-local keys create``)."""
     done = subprocess.run(
         [sys.executable, "-m", "afm_local", "keys", "create", "--tenant", tenant, "--db", db, *extra],
-        cwd=REPO, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()

@@ -19,6 +19,7 @@ def require_postgres() -> None:
     try:
         import psycopg  # noqa: F401
         import psycopg_pool  # noqa: F401
+
         find_bindir()
     except (ImportError, ClusterError) as exc:
         reason = f"PostgreSQL tests skipped: {exc}"
@@ -49,5 +50,7 @@ def query(db: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ..
 
 def stored_messages(db: str, session_id: str) -> list[tuple[int, str]]:
     """``(seq, message_id)`` of a session, in order."""
-    return [(int(s), str(m)) for s, m in query(db, "SELECT seq, message_id FROM messages WHERE session_id = ? "
-                                                   "ORDER BY seq", (session_id,))]
+    return [
+        (int(s), str(m))
+        for s, m in query(db, "SELECT seq, message_id FROM messages WHERE session_id = ? ORDER BY seq", (session_id,))
+    ]

@@ -18,8 +18,9 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -68,12 +69,22 @@ class Upstream:
     def rejected(self) -> list[Recorded]:
         return [r for r in self.requests if r.violations]
 
-    def start(self) -> "Upstream":
-        app = Starlette(routes=[
-            Route("/v1/chat/completions", self._endpoint("chat", _chat_check, _chat_reply), methods=["POST"]),
-            Route("/v1/responses", self._endpoint("responses", responses_violations, _responses_reply), methods=["POST"]),
-            Route("/v1/messages", self._endpoint("anthropic", anthropic_violations, _anthropic_reply), methods=["POST"]),
-        ])
+    def start(self) -> Upstream:
+        app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._endpoint("chat", _chat_check, _chat_reply), methods=["POST"]),
+                Route(
+                    "/v1/responses",
+                    self._endpoint("responses", responses_violations, _responses_reply),
+                    methods=["POST"],
+                ),
+                Route(
+                    "/v1/messages",
+                    self._endpoint("anthropic", anthropic_violations, _anthropic_reply),
+                    methods=["POST"],
+                ),
+            ]
+        )
         self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
         threading.Thread(target=self._server.run, daemon=True).start()
         deadline = time.monotonic() + 30
@@ -87,7 +98,7 @@ class Upstream:
         if self._server is not None:
             self._server.should_exit = True
 
-    def __enter__(self) -> "Upstream":
+    def __enter__(self) -> Upstream:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
@@ -103,8 +114,9 @@ class Upstream:
                 violations, answer = [f"malformed request ({type(exc).__name__}: {exc})"], None
             self.requests.append(Recorded(api, body, violations, dict(request.headers)))
             if answer is None:
-                return JSONResponse({"error": {"type": "invalid_request_error", "message": "; ".join(violations)}},
-                                    status_code=400)
+                return JSONResponse(
+                    {"error": {"type": "invalid_request_error", "message": "; ".join(violations)}}, status_code=400
+                )
             return answer
 
         return endpoint
@@ -128,22 +140,34 @@ def _chat_reply(body: dict) -> Response:
     last = messages[-1]
     result = last["content"] if last["role"] == "tool" else None
     said = script(last["role"], str(last.get("content") or ""), bool(body.get("tools")), result)
-    calls = [{"id": said.call[0], "type": "function", "function": {"name": said.call[1], "arguments": said.call[2]}}] \
-        if said.call else None
+    calls = (
+        [{"id": said.call[0], "type": "function", "function": {"name": said.call[1], "arguments": said.call[2]}}]
+        if said.call
+        else None
+    )
     message = {"role": "assistant", "content": said.text or None, **({"tool_calls": calls} if calls else {})}
     finish = "tool_calls" if calls else "stop"
     base = {"id": f"chatcmpl-{uuid.uuid4().hex[:8]}", "created": int(time.time()), "model": body.get("model", "m")}
     if not body.get("stream"):
-        return JSONResponse({**base, "object": "chat.completion", "choices": [
-            {"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": len(messages), "completion_tokens": 5, "total_tokens": len(messages) + 5}})
+        return JSONResponse(
+            {
+                **base,
+                "object": "chat.completion",
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": len(messages), "completion_tokens": 5, "total_tokens": len(messages) + 5},
+            }
+        )
     delta = {"role": "assistant", "content": said.text or None}
     if calls:
         delta["tool_calls"] = [{"index": 0, **calls[0]}]
     chunk = {**base, "object": "chat.completion.chunk"}
-    return _sse([(None, {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}),
-                 (None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
-                 (None, "[DONE]")])
+    return _sse(
+        [
+            (None, {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}),
+            (None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
+            (None, "[DONE]"),
+        ]
+    )
 
 
 def _responses_reply(body: dict) -> Response:
@@ -152,26 +176,61 @@ def _responses_reply(body: dict) -> Response:
     result = last.get("output") if last.get("type") == "function_call_output" else None
     said = script(last.get("role", "tool"), str(last.get("content") or ""), bool(body.get("tools")), result)
     if said.call:
-        output = {"type": "function_call", "id": f"fc_{said.call[0]}", "call_id": said.call[0], "name": said.call[1],
-                  "arguments": said.call[2], "status": "completed"}
+        output = {
+            "type": "function_call",
+            "id": f"fc_{said.call[0]}",
+            "call_id": said.call[0],
+            "name": said.call[1],
+            "arguments": said.call[2],
+            "status": "completed",
+        }
     else:
-        output = {"type": "message", "id": f"msg_{uuid.uuid4().hex[:8]}", "status": "completed", "role": "assistant",
-                  "content": [{"type": "output_text", "text": said.text, "annotations": []}]}
-    response = {"id": f"resp_{uuid.uuid4().hex[:8]}", "object": "response", "created_at": time.time(),
-                "model": body.get("model", "m"), "status": "completed", "output": [output], "parallel_tool_calls": True,
-                "tool_choice": "auto", "tools": [], "usage": {"input_tokens": len(items), "output_tokens": 5,
-                                                            "total_tokens": len(items) + 5,
-                                                            "input_tokens_details": {"cached_tokens": 0},
-                                                            "output_tokens_details": {"reasoning_tokens": 0}}}
+        output = {
+            "type": "message",
+            "id": f"msg_{uuid.uuid4().hex[:8]}",
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": said.text, "annotations": []}],
+        }
+    response = {
+        "id": f"resp_{uuid.uuid4().hex[:8]}",
+        "object": "response",
+        "created_at": time.time(),
+        "model": body.get("model", "m"),
+        "status": "completed",
+        "output": [output],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": {
+            "input_tokens": len(items),
+            "output_tokens": 5,
+            "total_tokens": len(items) + 5,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
     if not body.get("stream"):
         return JSONResponse(response)
     started = {**response, "status": "in_progress", "output": []}
     events: list[tuple[str | None, dict | str]] = [
-        ("response.created", {"type": "response.created", "sequence_number": 0, "response": started})]
+        ("response.created", {"type": "response.created", "sequence_number": 0, "response": started})
+    ]
     if not said.call:
-        events.append(("response.output_text.delta", {"type": "response.output_text.delta", "sequence_number": 1,
-                                                        "item_id": output["id"], "output_index": 0,
-                                                        "content_index": 0, "delta": said.text, "logprobs": []}))
+        events.append(
+            (
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "sequence_number": 1,
+                    "item_id": output["id"],
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": said.text,
+                    "logprobs": [],
+                },
+            )
+        )
     events.append(("response.completed", {"type": "response.completed", "sequence_number": 2, "response": response}))
     return _sse(events)
 
@@ -183,24 +242,47 @@ def _anthropic_reply(body: dict) -> Response:
     texts = " ".join(b.get("text", "") for b in blocks if b.get("type") == "text")
     result = (results[0]["content"] if isinstance(results[0]["content"], str) else "tool output") if results else None
     said = script("user", texts, bool(body.get("tools")), result)
-    content = [{"type": "tool_use", "id": said.call[0], "name": said.call[1], "input": json.loads(said.call[2])}] \
-        if said.call else [{"type": "text", "text": said.text}]
+    content = (
+        [{"type": "tool_use", "id": said.call[0], "name": said.call[1], "input": json.loads(said.call[2])}]
+        if said.call
+        else [{"type": "text", "text": said.text}]
+    )
     stop = "tool_use" if said.call else "end_turn"
-    message = {"id": f"msg_{uuid.uuid4().hex[:8]}", "type": "message", "role": "assistant",
-               "model": body.get("model", "m"), "content": content, "stop_reason": stop, "stop_sequence": None,
-               "usage": {"input_tokens": len(body["messages"]), "output_tokens": 5}}
+    message = {
+        "id": f"msg_{uuid.uuid4().hex[:8]}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "m"),
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": len(body["messages"]), "output_tokens": 5},
+    }
     if not body.get("stream"):
         return JSONResponse(message)
     start = {**message, "content": [], "stop_reason": None}
     events: list[tuple[str | None, dict | str]] = [("message_start", {"type": "message_start", "message": start})]
     for i, block in enumerate(content):
         empty = {**block, "text": ""} if block["type"] == "text" else {**block, "input": {}}
-        delta = {"type": "text_delta", "text": block["text"]} if block["type"] == "text" else \
-            {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        events += [("content_block_start", {"type": "content_block_start", "index": i, "content_block": empty}),
-                   ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
-                   ("content_block_stop", {"type": "content_block_stop", "index": i})]
-    events += [("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                  "usage": {"output_tokens": 5}}),
-               ("message_stop", {"type": "message_stop"})]
+        delta = (
+            {"type": "text_delta", "text": block["text"]}
+            if block["type"] == "text"
+            else {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        )
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": i, "content_block": empty}),
+            ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": i}),
+        ]
+    events += [
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
     return _sse(events)

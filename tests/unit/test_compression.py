@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from afm_local.text import facts
 from afm_local.text.extractive import ExtractiveCompressor, assemble, constraint_sentences, units
 from afm_local.text.lexicon import split_sentences
-
 from tests.support.fakes import WordCounter
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -35,25 +34,39 @@ def assert_whole_sentences(source: str, out: str) -> None:
 
 
 def own_messages() -> list[str]:
-    rows = [json.loads(line) for line in (DATA / "compression" / "messages.jsonl").read_text(encoding="utf-8").splitlines()]
-    rows += [json.loads(line) for line in (DATA / "importance" / "long_messages.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [
+        json.loads(line) for line in (DATA / "compression" / "messages.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    rows += [
+        json.loads(line)
+        for line in (DATA / "importance" / "long_messages.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     return [r["text"] for r in rows]
 
 
 def test_the_issue_examples_stay_whole():
     """Each of issue 17's fragments came from one sentence; a sentence is never cut now."""
-    avoid = ("I avoid staying in large, commercial hotel chains as I prefer unique, locally-owned accommodations "
-             "that feel part of the neighbourhood.")
+    avoid = (
+        "I avoid staying in large, commercial hotel chains as I prefer unique, locally-owned accommodations "
+        "that feel part of the neighbourhood."
+    )
     sintra = "My wife wants one day trip to Sintra; we have no car and would like to avoid long queues."
     for text in (avoid, sintra, "What about the money side?", "Chiang Mai or Krabi?"):
         assert compress(text) == text
-    chat = (f"Thanks, that's really helpful! {avoid} Honestly the markets sounded lovely and I can imagine us "
-            f"spending whole mornings there. Sorry for the long message, my sister says I always write far too "
-            f"much when I get excited about a trip. {sintra} What about the money side? Chiang Mai or Krabi?")
+    chat = (
+        f"Thanks, that's really helpful! {avoid} Honestly the markets sounded lovely and I can imagine us "
+        f"spending whole mornings there. Sorry for the long message, my sister says I always write far too "
+        f"much when I get excited about a trip. {sintra} What about the money side? Chiang Mai or Krabi?"
+    )
     out = compress(chat)
     assert out != chat and "Thanks" not in out
-    for sentence in (avoid, "My wife wants one day trip to Sintra", "we have no car and would like to avoid long queues.",
-                     "What about the money side?", "Chiang Mai or Krabi?"):
+    for sentence in (
+        avoid,
+        "My wife wants one day trip to Sintra",
+        "we have no car and would like to avoid long queues.",
+        "What about the money side?",
+        "Chiang Mai or Krabi?",
+    ):
         assert sentence in out
     assert facts.check(chat, out) is None
 
@@ -70,8 +83,10 @@ def test_every_fact_and_whole_sentences_on_our_own_messages():
 
 
 def test_safe_trims():
-    text = ("Well, the hotel by the river (the one with the blue door) looked lovely in every photo we saw. "
-            "We need 2 rooms (with 2 beds each) for 3 nights.")
+    text = (
+        "Well, the hotel by the river (the one with the blue door) looked lovely in every photo we saw. "
+        "We need 2 rooms (with 2 beds each) for 3 nights."
+    )
     out = compress(text, 0.9)
     assert out.startswith("The hotel by the river looked lovely")  # opener and fact-free aside gone, capital kept
     assert "(with 2 beds each)" in out  # an aside with a number stays
@@ -79,8 +94,10 @@ def test_safe_trims():
 
 
 def test_offers_and_small_talk_go_first_real_questions_stay():
-    text = ("Thanks so much! The Golden Curry serves Indian food in the centre of town. "
-            "It is a lovely quiet place with friendly staff and generous portions. Would you like me to book it?")
+    text = (
+        "Thanks so much! The Golden Curry serves Indian food in the centre of town. "
+        "It is a lovely quiet place with friendly staff and generous portions. Would you like me to book it?"
+    )
     out = compress(text)
     assert out.startswith("The Golden Curry") and "book it" not in out and "Thanks" not in out
     question = "Yesterday I walked along the whole beach and through the old market. How do trams work here?"
@@ -88,14 +105,18 @@ def test_offers_and_small_talk_go_first_real_questions_stay():
 
 
 def test_a_small_saving_is_not_a_compressed_form():
-    text = ("Hi, we would like a quiet room facing the garden, with a large desk, good light and a comfortable "
-            "chair, since my husband works from the room every morning for a few hours.")
+    text = (
+        "Hi, we would like a quiet room facing the garden, with a large desk, good light and a comfortable "
+        "chair, since my husband works from the room every morning for a few hours."
+    )
     assert compress(text) == text  # only "Hi, " could go: not worth a compressed form
 
 
 def test_list_items_keep_their_lines():
-    text = ("Here is what I packed for the kids, all of it light enough to carry on the long walk:\n"
-            "- 2 water bottles\n- sun cream for the beach\n- a small umbrella that folds up nicely")
+    text = (
+        "Here is what I packed for the kids, all of it light enough to carry on the long walk:\n"
+        "- 2 water bottles\n- sun cream for the beach\n- a small umbrella that folds up nicely"
+    )
     out = compress(text)
     assert out.splitlines()[1] == "- 2 water bottles"
     assert_whole_sentences(text, out)
@@ -108,8 +129,10 @@ def test_assemble_keeps_each_units_own_separator():
 
 
 def test_constraint_sentences_keep_constraints_verbatim():
-    text = ("We fly to Lisbon in May and would love some tips. I am allergic to peanuts. The old town looked "
-            "beautiful in the photos my sister sent. Thanks a lot for all your help so far!")
+    text = (
+        "We fly to Lisbon in May and would love some tips. I am allergic to peanuts. The old town looked "
+        "beautiful in the photos my sister sent. Thanks a lot for all your help so far!"
+    )
     out = constraint_sentences(text, lambda ss: ["allergic" in s for s in ss], COMPRESSOR, 0.35)
     assert "I am allergic to peanuts." in out and "Thanks" not in out
     assert_whole_sentences(text, out)
@@ -125,11 +148,17 @@ _FACTS = st.one_of(
     st.builds("I would prefer {} over anything else.".format, _THING),
     st.builds("The budget is strictly {} {}.".format, _NUMBER, _UNIT),
 )
-_FILLER = st.sampled_from([
-    "Thanks a lot!", "That sounds lovely.", "I was thinking about it all morning while walking the dog.",
-    "The weather has been really grey and windy lately.", "Honestly, it is all quite exciting.",
-    "Спасибо большое!", "Мы долго думали об этом всей семьёй вечером.",
-])
+_FILLER = st.sampled_from(
+    [
+        "Thanks a lot!",
+        "That sounds lovely.",
+        "I was thinking about it all morning while walking the dog.",
+        "The weather has been really grey and windy lately.",
+        "Honestly, it is all quite exciting.",
+        "Спасибо большое!",
+        "Мы долго думали об этом всей семьёй вечером.",
+    ]
+)
 
 
 @settings(max_examples=200, deadline=None)

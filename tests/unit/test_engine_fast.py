@@ -69,7 +69,11 @@ def test_tags_win_and_are_not_sent():
     fm = FocusManager(components=fake_components())
     crit = fm.add_message("user", "[!] Only window seats, please.")
     triv = fm.add_message("user", "[TRIVIAL] My allergy to peanuts is severe.")
-    assert (crit.importance, crit.importance_source, crit.content) == (Importance.CRITICAL, "tag", "Only window seats, please.")
+    assert (crit.importance, crit.importance_source, crit.content) == (
+        Importance.CRITICAL,
+        "tag",
+        "Only window seats, please.",
+    )
     assert triv.importance is Importance.TRIVIAL
     ctx = fm.build_context("Where should I sit?", 200)
     assert all("[!]" not in m["content"] for m in ctx.messages)
@@ -100,13 +104,24 @@ def test_paper_preset_follows_the_papers_rules_on_a_fixed_history():
     for i, m in enumerate(fm.messages):
         w = 0.5 ** ((n - i) / 12)
         sim = max(0.0, float(comps.embedder.embed([m.content])[0] @ q))
-        score = {Importance.CRITICAL: 1.0, Importance.RELEVANT: sim * (0.4 + 0.4 * w),
-                 Importance.TRIVIAL: sim * 0.25 * w}[m.importance]
-        intended = (Fidelity.FULL if m.importance is Importance.CRITICAL or score >= 0.45
-                    else Fidelity.COMPRESSED if score >= 0.25 else Fidelity.PLACEHOLDER)
+        score = {
+            Importance.CRITICAL: 1.0,
+            Importance.RELEVANT: sim * (0.4 + 0.4 * w),
+            Importance.TRIVIAL: sim * 0.25 * w,
+        }[m.importance]
+        intended = (
+            Fidelity.FULL
+            if m.importance is Importance.CRITICAL or score >= 0.45
+            else Fidelity.COMPRESSED
+            if score >= 0.25
+            else Fidelity.PLACEHOLDER
+        )
         per = fm.config.per_message_overhead  # 3 of framing and the role's token
-        costs = {Fidelity.FULL: m.tokens_full + per, Fidelity.COMPRESSED: min(m.tokens_compressed, m.tokens_full) + per,
-                 Fidelity.PLACEHOLDER: m.tokens_placeholder + per}
+        costs = {
+            Fidelity.FULL: m.tokens_full + per,
+            Fidelity.COMPRESSED: min(m.tokens_compressed, m.tokens_full) + per,
+            Fidelity.PLACEHOLDER: m.tokens_placeholder + per,
+        }
         expected_items.append(ref.Item(False, score, intended, costs))
         assert ctx.items[i].score == pytest.approx(score) and ctx.items[i].intended is intended
     fixed = counter.count(query) + fm.config.per_message_overhead + fm.config.reply_overhead
@@ -122,8 +137,10 @@ LONG_CHAT = [
     {"role": "user" if k % 2 == 0 else "assistant", "content": text}
     for k, text in enumerate(
         [f"Chat {i}: we talked about the weather in town number {i} and nothing else at all." for i in range(40)]
-        + ["My sister Olga works at a bakery in Porto. She bakes bread every morning before dawn. The town has a "
-           "river, two bridges and a market on Sundays. Tourists come in summer for the old churches and the tiles."]
+        + [
+            "My sister Olga works at a bakery in Porto. She bakes bread every morning before dawn. The town has a "
+            "river, two bridges and a market on Sundays. Tourists come in summer for the old churches and the tiles."
+        ]
         + [f"Later {i}: the train schedule for line {i} changed again this week, as usual." for i in range(40)]
     )
 ]

@@ -9,8 +9,10 @@ from afm_local.text.checks import cut_off, words_dropped
 from afm_local.text.lexicon import split_sentences
 
 # The three forms issue 17 quotes, each beside the message it was made from.
-AVOID = ("I avoid staying in large, commercial hotel chains as I prefer unique, locally-owned accommodations "
-         "that feel part of the neighbourhood.")
+AVOID = (
+    "I avoid staying in large, commercial hotel chains as I prefer unique, locally-owned accommodations "
+    "that feel part of the neighbourhood."
+)
 SINTRA = "My wife wants one day trip to Sintra; we have no car and would like to avoid long queues."
 
 
@@ -91,8 +93,10 @@ def test_cut_off_finds_a_summary_stopped_by_its_token_cap():
     assert cut_off(source, "Продавать плани")
     assert cut_off(source, "Продавать планируем детскую")
     assert not cut_off(source, "Продавать планируем детскую одежду из хлопка от поставщика из Иваново")
-    assert not cut_off("Restaurants must not cook with peanut oil, and never suggest street food.",
-                       "Restaurants must not cook with peanut oil")  # ends where the source has a comma
+    assert not cut_off(
+        "Restaurants must not cook with peanut oil, and never suggest street food.",
+        "Restaurants must not cook with peanut oil",
+    )  # ends where the source has a comma
 
 
 @pytest.mark.parametrize(
@@ -103,7 +107,7 @@ def test_cut_off_finds_a_summary_stopped_by_its_token_cap():
         ("Т.е. завтра, ул. Ленина, д. 5. Потом домой.", 2),
         ("Options:\n- a hotel\n- a hostel", 3),
         ("Bring water; the hike is long.", 2),
-        ("He said \"No.\" Then he left.", 2),
+        ('He said "No." Then he left.', 2),
         ("It costs 3.5 euros… really? Yes!", 2),
     ],
 )

@@ -23,8 +23,11 @@ def test_cohen_kappa():
 
 
 def test_judged_figures_table():
-    rows = [{"judges": {"A": "fgk", "B": "fg-"}}, {"judges": {"A": "f-k", "B": "f-k"}},
-            {"judges": {"A": "fgk"}}]  # one judge only: not counted
+    rows = [
+        {"judges": {"A": "fgk", "B": "fg-"}},
+        {"judges": {"A": "f-k", "B": "f-k"}},
+        {"judges": {"A": "fgk"}},
+    ]  # one judge only: not counted
     text = "\n".join(judged_figures(rows))
     assert "n = 2" in text
     assert "| faithful | 100% | 100% | 100% | 1.00 | 100% |" in text
@@ -40,15 +43,27 @@ def _tool(folder: Path, *args: str) -> str:
 
 def test_tool_records_and_import_keeps_no_text(tmp_path, monkeypatch):
     shutil.copy(TOOLS / "tool.py", tmp_path / "tool.py")
-    items = [{"item": n, "id": f"c|d{n}|0", "lang": "en", "method": "extractive-sentences", "source": f"Source {n}.",
-              "form": f"Form {n}.", "sha": f"sha{n}"} for n in (1, 2, 3)]
+    items = [
+        {
+            "item": n,
+            "id": f"c|d{n}|0",
+            "lang": "en",
+            "method": "extractive-sentences",
+            "source": f"Source {n}.",
+            "form": f"Form {n}.",
+            "sha": f"sha{n}",
+        }
+        for n in (1, 2, 3)
+    ]
     (tmp_path / "items.jsonl").write_text("".join(json.dumps(i) + "\n" for i in items))
     assert "Source 2." in _tool(tmp_path, "show", "2", "2") and "Source 1." not in _tool(tmp_path, "show", "2", "2")
     _tool(tmp_path, "put", "A", "1:fgk 2:f-k")
     _tool(tmp_path, "put", "A", "2:fg- 3:---")  # a later verdict replaces an earlier one
     _tool(tmp_path, "put", "B", "1:fgk 2:fgk 3:f--")
     assert "A: 3 of 3 judged" in _tool(tmp_path, "status", "A")
-    bad = subprocess.run([sys.executable, str(tmp_path / "tool.py"), "put", "A", "1:gfk"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, str(tmp_path / "tool.py"), "put", "A", "1:gfk"], capture_output=True, text=True
+    )
     assert bad.returncode != 0
     out = tmp_path / "real_judgements.jsonl"
     monkeypatch.setattr(judge_compression, "JUDGEMENTS", out)

@@ -17,17 +17,39 @@ def _write(path: Path, rows: list[dict]) -> None:
 
 
 def _items(data: Path) -> list[dict]:
-    items = [{"id": f"casino|d{k}|0", "corpus": "casino", "role": "user", "lang": "en", "split": "test",
-              "pool": "pref", "group": 1} for k in range(4)]
-    items += [{"id": f"multiwoz22_ru_mt|m{k}|1", "corpus": "multiwoz22_ru_mt", "role": "assistant", "lang": "ru",
-               "split": "train", "pool": "random", "group": 2} for k in range(3)]
+    items = [
+        {
+            "id": f"casino|d{k}|0",
+            "corpus": "casino",
+            "role": "user",
+            "lang": "en",
+            "split": "test",
+            "pool": "pref",
+            "group": 1,
+        }
+        for k in range(4)
+    ]
+    items += [
+        {
+            "id": f"multiwoz22_ru_mt|m{k}|1",
+            "corpus": "multiwoz22_ru_mt",
+            "role": "assistant",
+            "lang": "ru",
+            "split": "train",
+            "pool": "random",
+            "group": 2,
+        }
+        for k in range(3)
+    ]
     _write(data / "items.jsonl", items)
     return items
 
 
 def _labels(folder: Path, name: str, group: int, labels: dict[str, str], **extra) -> None:
-    _write(folder / name / f"batch_{group:02d}.jsonl",
-           [{"id": i, "label": lab, "unsure": 0, **extra.get(i, {})} for i, lab in labels.items()])
+    _write(
+        folder / name / f"batch_{group:02d}.jsonl",
+        [{"id": i, "label": lab, "unsure": 0, **extra.get(i, {})} for i, lab in labels.items()],
+    )
 
 
 def test_gold_label():
@@ -41,8 +63,13 @@ def test_gold_label():
 def _two_batches(labels: Path) -> None:
     c = [f"casino|d{k}|0" for k in range(4)]
     m = [f"multiwoz22_ru_mt|m{k}|1" for k in range(3)]
-    _labels(labels, "ann1", 1, {c[0]: "CRITICAL", c[1]: "CRITICAL", c[2]: "RELEVANT", c[3]: "TRIVIAL"},
-            **{c[1]: {"unsure": 1, "flag": "offensive"}})
+    _labels(
+        labels,
+        "ann1",
+        1,
+        {c[0]: "CRITICAL", c[1]: "CRITICAL", c[2]: "RELEVANT", c[3]: "TRIVIAL"},
+        **{c[1]: {"unsure": 1, "flag": "offensive"}},
+    )
     _labels(labels, "ann2", 1, {c[0]: "CRITICAL", c[1]: "RELEVANT", c[2]: "RELEVANT", c[3]: "TRIVIAL"})
     _labels(labels, "ann3", 2, {m[0]: "RELEVANT", m[1]: "RELEVANT", m[2]: "TRIVIAL"})
     _labels(labels, "ann1", 2, {m[0]: "RELEVANT", m[1]: "RELEVANT", m[2]: "TRIVIAL"})
@@ -57,8 +84,15 @@ def test_merge_second(tmp_path):
     _labels(labels, "adj", 1, {"casino|d1|0": "CRITICAL"})
     agreement = merge_labels.merge_second(labels, merge_labels.second_sample(data))
     rows = {r["id"]: r for r in map(json.loads, (data / "labels.jsonl").read_text().splitlines())}
-    assert rows["casino|d1|0"] == {"id": "casino|d1|0", "label": "CRITICAL", "a": "CRITICAL", "b": "RELEVANT",
-                                   "adj": "CRITICAL", "unsure": 1, "flags": ["offensive"]}
+    assert rows["casino|d1|0"] == {
+        "id": "casino|d1|0",
+        "label": "CRITICAL",
+        "a": "CRITICAL",
+        "b": "RELEVANT",
+        "adj": "CRITICAL",
+        "unsure": 1,
+        "flags": ["offensive"],
+    }
     assert rows["casino|d0|0"]["adj"] is None and rows["casino|d0|0"]["label"] == "CRITICAL"
     assert agreement["groups"]["1"]["annotators"] == ["ann1", "ann2"]
     assert agreement["groups"]["2"]["annotators"] == ["ann1", "ann3"]
@@ -113,8 +147,10 @@ def test_relabelling_keeps_pending_disagreements_out(tmp_path):
     chosen = [it["id"] for it in items[:3]]
     _write(batches / "rb_01.jsonl", [{"id": i, "text": "not read"} for i in chosen])
     for name, third in (("rl1", "CRITICAL"), ("rl2", "RELEVANT")):
-        _write(labels / name / "rb_01.jsonl", [{"id": i, "label": lab, "unsure": 0}
-                                                for i, lab in zip(chosen, ["CRITICAL", "TRIVIAL", third])])
+        _write(
+            labels / name / "rb_01.jsonl",
+            [{"id": i, "label": lab, "unsure": 0} for i, lab in zip(chosen, ["CRITICAL", "TRIVIAL", third])],
+        )
     sample = merge_labels.relabelled_sample(batches, real)
     agreement = merge_labels.merge_second(labels, sample)
     rows = {r["id"]: r for r in map(json.loads, (real / "labels_v2.jsonl").read_text().splitlines())}
@@ -132,8 +168,16 @@ def test_relabelling_keeps_pending_disagreements_out(tmp_path):
     agreement = merge_labels.merge_second(labels, merge_labels.relabelled_sample(batches, real))
     assert agreement["groups"]["2"] == {"annotators": [], "n": 1, "waiting": True}
     rows = {r["id"]: r for r in map(json.loads, (real / "labels_v2.jsonl").read_text().splitlines())}
-    assert rows[items[3]["id"]] == {"id": items[3]["id"], "label": None, "a": None, "b": None, "adj": None,
-                                         "unsure": 0, "flags": [], "v1": "RELEVANT"}
+    assert rows[items[3]["id"]] == {
+        "id": items[3]["id"],
+        "label": None,
+        "a": None,
+        "b": None,
+        "adj": None,
+        "unsure": 0,
+        "flags": [],
+        "v1": "RELEVANT",
+    }
     assert agreement["all"]["n"] == 3 and agreement["gold"]["pending"] == 1
     _write(batches / "rb_03.jsonl", [{"id": "casino|unknown|0"}])
     with pytest.raises(SystemExit, match="is not a turn of"):

@@ -17,7 +17,8 @@ from tests.support.fakes import fake_components
 
 CONSTRAINT = "[!] I am allergic to peanuts; never suggest peanuts."
 HISTORY = [{"role": "user", "content": CONSTRAINT}] + [
-    {"role": "user", "content": f"Day {i}: we walk along the river, see the temples and the old market."} for i in range(20)
+    {"role": "user", "content": f"Day {i}: we walk along the river, see the temples and the old market."}
+    for i in range(20)
 ]
 
 

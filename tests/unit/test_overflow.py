@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 
 from afm_local import AFMConfig, BudgetTooSmall, Fidelity, FocusManager, Importance
 from afm_local.core.accounting import sent_cost
-
 from tests.support.fakes import fake_components
 
 CONSTRAINTS = [
@@ -95,12 +94,21 @@ def manager(rows, **config):
 def test_a_restated_constraint_is_sent_once_with_a_reference_to_the_newest():
     older = "I have a severe peanut allergy, so keep peanuts and peanut oil out of every meal you suggest."
     newer = "Reminder: I have a severe peanut allergy, so keep peanuts and peanut oil out of every meal you suggest, please."
-    other = "I have a severe sesame allergy, so keep sesame and sesame oil out of every meal you suggest."  # never merged
+    other = (
+        "I have a severe sesame allergy, so keep sesame and sesame oil out of every meal you suggest."  # never merged
+    )
     # the bag-of-words fake puts the two wordings at a cosine of about 0.75; the text check does the rest
-    fm = manager([{"role": "user", "content": t} for t in (older, other, *OTHER, newer)],
-                 consolidate_similarity=0.6, critical_share=None)
-    full = sum(m.tokens_full + fm.config.per_message_overhead for m in fm.messages if m.importance is Importance.CRITICAL)
-    fixed = fm.build_context("q", 10_000).tokens_used - sum(it.tokens + fm.config.per_message_overhead for it in fm.build_context("q", 10_000).items)
+    fm = manager(
+        [{"role": "user", "content": t} for t in (older, other, *OTHER, newer)],
+        consolidate_similarity=0.6,
+        critical_share=None,
+    )
+    full = sum(
+        m.tokens_full + fm.config.per_message_overhead for m in fm.messages if m.importance is Importance.CRITICAL
+    )
+    fixed = fm.build_context("q", 10_000).tokens_used - sum(
+        it.tokens + fm.config.per_message_overhead for it in fm.build_context("q", 10_000).items
+    )
     ctx = fm.build_context("q", fixed + full - 1)  # one token short of every constraint whole
     assert ctx.items[0].fidelity is Fidelity.PLACEHOLDER
     assert ctx.items[0].reason == f"critical, restated in turn {len(OTHER) + 3}: sent once, as a reference"

@@ -10,8 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from afm_local import Fidelity
-from afm_local.core.packing import FIDELITIES, NEVER_FITS, WALK_BLOCK, PackPlan, pack, smallest_step, without_placeholders
-
+from afm_local.core.packing import (
+    FIDELITIES,
+    NEVER_FITS,
+    WALK_BLOCK,
+    PackPlan,
+    pack,
+    smallest_step,
+    without_placeholders,
+)
 from tests.support import reference_packing as ref
 
 SHAPES = (Fidelity.FULL, Fidelity.COMPRESSED, Fidelity.PLACEHOLDER)
@@ -49,13 +56,15 @@ def forms(plan: PackPlan, available: int, **kw) -> list[Fidelity]:
     return [FIDELITIES[f] for f in pack(plan, available, **kw)]
 
 
-OPTIONS = st.fixed_dictionaries({
-    "packing": st.sampled_from(["afm", "paper"]),
-    "fill": st.sampled_from(["chronological", "score"]),
-    "spend": st.sampled_from(["intended", "budget"]),
-    "reserved_limit": st.one_of(st.none(), st.integers(0, 3000)),
-    "reserve_placeholders": st.booleans(),
-})
+OPTIONS = st.fixed_dictionaries(
+    {
+        "packing": st.sampled_from(["afm", "paper"]),
+        "fill": st.sampled_from(["chronological", "score"]),
+        "spend": st.sampled_from(["intended", "budget"]),
+        "reserved_limit": st.one_of(st.none(), st.integers(0, 3000)),
+        "reserve_placeholders": st.booleans(),
+    }
+)
 
 
 @settings(max_examples=600, deadline=None)
@@ -111,12 +120,22 @@ def test_long_histories_walked_in_blocks_match_the_reference(seed, n, share, opt
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.lists(st.one_of(st.integers(0, 300), st.just(int(NEVER_FITS))), min_size=4, max_size=4),
-                min_size=1, max_size=20))
+@given(
+    st.lists(
+        st.lists(st.one_of(st.integers(0, 300), st.just(int(NEVER_FITS))), min_size=4, max_size=4),
+        min_size=1,
+        max_size=20,
+    )
+)
 def test_smallest_step_is_the_smallest_positive_gap_between_two_forms(rows):
     costs = np.array(rows, dtype=np.int64)
-    expected = [min((abs(a - b) for i, a in enumerate(r) for b in r[i + 1:] if a < NEVER_FITS and b < NEVER_FITS and a != b),
-                    default=int(NEVER_FITS)) for r in rows]
+    expected = [
+        min(
+            (abs(a - b) for i, a in enumerate(r) for b in r[i + 1 :] if a < NEVER_FITS and b < NEVER_FITS and a != b),
+            default=int(NEVER_FITS),
+        )
+        for r in rows
+    ]
     assert smallest_step(costs).tolist() == expected
 
 
@@ -140,8 +159,11 @@ def test_spending_the_budget_never_sends_less(its, available, reserve):
     gave_way = 0
     for it, a, b in zip(its, intended, spent):
         # a stub: a placeholder, or a message cheaper whole than its placeholder and so sent whole
-        stub = Fidelity.PLACEHOLDER in it.costs and a is not Fidelity.DROPPED and ref.cost(it, a) <= it.costs[
-            Fidelity.PLACEHOLDER]
+        stub = (
+            Fidelity.PLACEHOLDER in it.costs
+            and a is not Fidelity.DROPPED
+            and ref.cost(it, a) <= it.costs[Fidelity.PLACEHOLDER]
+        )
         if reserve or it.reserved or (a is not Fidelity.DROPPED and not stub):
             assert rank[b] <= rank[a]  # nothing but a stub is ever sent less (and with the stubs reserved, nothing)
         elif rank[b] > rank[a]:
@@ -154,8 +176,15 @@ def crit(cost: int) -> ref.Item:
     return ref.Item(True, 1.0, Fidelity.FULL, {f: cost for f in SHAPES})
 
 
-def rel(full: int, compressed: int, placeholder: int, intended: Fidelity = Fidelity.FULL, score: float = 0.5) -> ref.Item:
-    return ref.Item(False, score, intended, {Fidelity.FULL: full, Fidelity.COMPRESSED: compressed, Fidelity.PLACEHOLDER: placeholder})
+def rel(
+    full: int, compressed: int, placeholder: int, intended: Fidelity = Fidelity.FULL, score: float = 0.5
+) -> ref.Item:
+    return ref.Item(
+        False,
+        score,
+        intended,
+        {Fidelity.FULL: full, Fidelity.COMPRESSED: compressed, Fidelity.PLACEHOLDER: placeholder},
+    )
 
 
 def test_late_critical_survives_where_the_paper_greedy_loses_it():

@@ -92,8 +92,10 @@ def test_terms_stem_english_and_russian_and_drop_stop_words() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=8), min_size=1, max_size=25),
-       st.lists(st.sampled_from("abcdefghz"), min_size=1, max_size=4))
+@given(
+    st.lists(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=8), min_size=1, max_size=25),
+    st.lists(st.sampled_from("abcdefghz"), min_size=1, max_size=4),
+)
 def test_bm25_matches_bm25s(docs: list[list[str]], query: list[str]) -> None:
     bm25s = pytest.importorskip("bm25s")
     index = Bm25Index()
@@ -101,8 +103,9 @@ def test_bm25_matches_bm25s(docs: list[list[str]], query: list[str]) -> None:
         index.add(doc)
     reference = bm25s.BM25(method="lucene", k1=index.k1, b=index.b)
     vocab = {t: i for i, t in enumerate(sorted({t for d in docs for t in d}))}
-    reference.index(bm25s.tokenization.Tokenized(ids=[[vocab[t] for t in d] for d in docs], vocab=vocab),
-                    show_progress=False)
+    reference.index(
+        bm25s.tokenization.Tokenized(ids=[[vocab[t] for t in d] for d in docs], vocab=vocab), show_progress=False
+    )
     known = [t for t in dict.fromkeys(query) if t in vocab]
     expected = reference.get_scores(known) if known else np.zeros(len(docs))
     assert np.allclose(index.scores(query), expected, atol=1e-5)

@@ -19,7 +19,7 @@ from afm_local import FocusManager, InvalidInput
 from afm_local.core.accounting import sent_cost
 from afm_local.core.errors import BudgetTooSmall
 from afm_local.core.split import Split, loop_focus, split_turns
-from afm_local.core.turns import Turn, ToolCall, as_turn
+from afm_local.core.turns import ToolCall, Turn, as_turn
 from tests.support.api_rules import chat_violations
 from tests.support.fakes import fake_components
 
@@ -44,7 +44,10 @@ def test_the_split_puts_the_loop_after_the_query_and_the_preamble_first():
     turns = request(["def a(): pass"], ["hi", "hello"])
     split = split_turns(turns)
     assert split.preamble == "You are a coding agent." and split.query == INSTRUCTION
-    assert [t.role for t in split.history] == ["user", "assistant"] and [t.role for t in split.loop] == ["assistant", "tool"]
+    assert [t.role for t in split.history] == ["user", "assistant"] and [t.role for t in split.loop] == [
+        "assistant",
+        "tool",
+    ]
     assert "read_file" in loop_focus(split.query, split.loop) and INSTRUCTION in loop_focus(split.query, split.loop)
     with pytest.raises(InvalidInput, match="user message with text"):
         split_turns([Turn("assistant", "hi")])
@@ -64,13 +67,21 @@ def long_result(i: int, lines: int) -> str:
     return "\n".join(f"line {k} of module {i}: total = amount * rate  # ledger {k * i % 97}" for k in range(lines))
 
 
-results = st.lists(st.one_of(st.sampled_from(["ok", "18C sunny", "no such file"]),
-                             st.integers(3, 400).map(lambda n: long_result(n, n))), min_size=1, max_size=25)
+results = st.lists(
+    st.one_of(
+        st.sampled_from(["ok", "18C sunny", "no such file"]), st.integers(3, 400).map(lambda n: long_result(n, n))
+    ),
+    min_size=1,
+    max_size=25,
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(results=results, history=st.lists(st.sampled_from(["hi", "Use Python 3.12.", "Thanks!"]), max_size=6),
-       budget=st.integers(40, 6000))
+@given(
+    results=results,
+    history=st.lists(st.sampled_from(["hi", "Use Python 3.12.", "Thanks!"]), max_size=6),
+    budget=st.integers(40, 6000),
+)
 def test_every_packed_request_holds_the_budget_the_rules_and_the_instruction(results, history, budget):
     turns = request(results, history)
     fm = FocusManager(components=fake_components())

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from afm_local.text.rules import RuleClassifier, hard_constraint_hits, is_small_talk
 from afm_local.core.types import Utterance
 from afm_local.core.vocabulary import Importance
+from afm_local.text.rules import RuleClassifier, hard_constraint_hits, is_small_talk
 
 
 @pytest.mark.parametrize(
@@ -64,7 +64,9 @@ def test_negated_mentions_do_not_count(text: str, hits: list[str]) -> None:
 
 
 def test_small_talk_and_rules_alone() -> None:
-    assert is_small_talk("thanks, that helps!") and not is_small_talk("thanks, and I'm allergic to sesame, please note it")
+    assert is_small_talk("thanks, that helps!") and not is_small_talk(
+        "thanks, and I'm allergic to sesame, please note it"
+    )
     items = [Utterance(t) for t in ("спасибо!", "У меня аллергия на арахис", "Какой отель лучше?")]
     labels = [c.label for c in RuleClassifier().classify(items)]
     assert labels == [Importance.TRIVIAL, Importance.CRITICAL, Importance.RELEVANT]

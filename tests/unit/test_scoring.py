@@ -8,7 +8,10 @@ from pydantic import ValidationError
 
 from afm_local import AFMConfig, Fidelity
 from afm_local.core.scoring import intended_fidelities, messages_ago, recency_weight, score_messages
-from afm_local.core.vocabulary import CRITICAL as C, FIDELITIES, RELEVANT as R, TRIVIAL as T
+from afm_local.core.vocabulary import CRITICAL as C
+from afm_local.core.vocabulary import FIDELITIES
+from afm_local.core.vocabulary import RELEVANT as R
+from afm_local.core.vocabulary import TRIVIAL as T
 
 
 def test_age_counts_from_the_query():
@@ -17,7 +20,7 @@ def test_age_counts_from_the_query():
 
 def test_recency_weight_halves_every_half_life():
     w = recency_weight(np.array([0.0, 12.0, 24.0, 6.0]), half_life=12)
-    assert w == pytest.approx([1.0, 0.5, 0.25, 0.5 ** 0.5])
+    assert w == pytest.approx([1.0, 0.5, 0.25, 0.5**0.5])
 
 
 def test_scores_follow_the_paper():

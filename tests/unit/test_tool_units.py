@@ -30,24 +30,36 @@ def call(call_id: str, name: str = "get_weather", arguments: str = '{"city": "Pa
 
 
 def test_as_turn_reads_openai_and_flat_tool_calls_and_writes_them_back():
-    openai = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}
+    openai = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+        ],
+    }
     turn = as_turn(openai)
     assert turn.tool_calls == (call("c1"),) and turn.content == ""
     assert chat_message(turn) == openai
-    flat = as_turn({"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "f", "arguments": {"a": 1}}]})
+    flat = as_turn(
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "f", "arguments": {"a": 1}}]}
+    )
     assert flat.tool_calls == (ToolCall("c1", "f", '{"a": 1}'),)
     result = as_turn({"role": "tool", "content": "18C", "tool_call_id": "c1"})
     assert chat_message(result) == {"role": "tool", "content": "18C", "tool_call_id": "c1"}
 
 
-@pytest.mark.parametrize(("value", "error"), [
-    ({"role": "user", "content": "x", "tool_calls": [{"id": "c", "name": "f"}]}, "only an assistant"),
-    ({"role": "assistant", "content": "", "tool_calls": [{"id": "c"}]}, "function \"name\""),
-    ({"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "f"}, {"id": "c", "name": "g"}]},
-     "share an id"),
-    ({"role": "assistant", "content": None}, "string"),
-])
+@pytest.mark.parametrize(
+    ("value", "error"),
+    [
+        ({"role": "user", "content": "x", "tool_calls": [{"id": "c", "name": "f"}]}, "only an assistant"),
+        ({"role": "assistant", "content": "", "tool_calls": [{"id": "c"}]}, 'function "name"'),
+        (
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "f"}, {"id": "c", "name": "g"}]},
+            "share an id",
+        ),
+        ({"role": "assistant", "content": None}, "string"),
+    ],
+)
 def test_bad_tool_calls_are_invalid_input(value, error):
     with pytest.raises(InvalidInput, match=error):
         as_turn(value)
@@ -63,11 +75,14 @@ def test_a_call_and_its_results_become_one_unit_and_an_open_unit_waits_for_the_n
     assert transcript(entries[0]) == 'Let me check.\nget_weather({"city": "Paris"}) -> 18C sunny\nget_time({}) -> 14:05'
 
 
-@pytest.mark.parametrize(("turns", "error"), [
-    ([Turn("tool", "18C", tool_call_id="x")], "answers no call"),
-    ([Turn("assistant", "", tool_calls=(call("a"),)), Turn("user", "and?")], "has no tool result"),
-    ([Turn("assistant", "", tool_calls=(call("a"),)), Turn("tool", "r", tool_call_id="b")], "has no tool result"),
-])
+@pytest.mark.parametrize(
+    ("turns", "error"),
+    [
+        ([Turn("tool", "18C", tool_call_id="x")], "answers no call"),
+        ([Turn("assistant", "", tool_calls=(call("a"),)), Turn("user", "and?")], "has no tool result"),
+        ([Turn("assistant", "", tool_calls=(call("a"),)), Turn("tool", "r", tool_call_id="b")], "has no tool result"),
+    ],
+)
 def test_orphans_in_the_input_are_refused(turns, error):
     with pytest.raises(InvalidInput, match=error):
         group(turns)
@@ -97,12 +112,18 @@ def test_a_huge_log_becomes_a_bounded_digest_with_its_errors():
 def test_a_unit_is_sent_whole_compressed_or_as_one_line_naming_its_tools():
     fm = FocusManager(components=fake_components())
     rows = "\n".join(json.dumps({"hotel": f"H{i}", "price": 90 + i, "stars": 3}) for i in range(60))
-    fm.add_messages([
-        {"role": "user", "content": CONSTRAINT},
-        {"role": "assistant", "content": "", "tool_calls": [{"id": "h", "name": "search_hotels", "arguments": "{}"}]},
-        {"role": "tool", "content": rows, "tool_call_id": "h"},
-        {"role": "assistant", "content": "I found sixty hotels in Paris."},
-    ])
+    fm.add_messages(
+        [
+            {"role": "user", "content": CONSTRAINT},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "h", "name": "search_hotels", "arguments": "{}"}],
+            },
+            {"role": "tool", "content": rows, "tool_call_id": "h"},
+            {"role": "assistant", "content": "I found sixty hotels in Paris."},
+        ]
+    )
     assert len(fm.messages) == 3 and fm.messages[1].unit is not None
     fidelities = set()
     for budget in (80, 200, 400, 2000):
@@ -118,12 +139,14 @@ def test_a_unit_is_sent_whole_compressed_or_as_one_line_naming_its_tools():
     assert fidelities >= {"placeholder", "full"}
 
 
-TEXTS = st.sampled_from([
-    "The museum opens at nine and closes at six on weekdays.",
-    "Sure.",
-    "We could take the train to Lyon, which takes two hours, or fly in one hour.",
-    "I prefer quiet hotels near the river, not chains.",
-])
+TEXTS = st.sampled_from(
+    [
+        "The museum opens at nine and closes at six on weekdays.",
+        "Sure.",
+        "We could take the train to Lyon, which takes two hours, or fly in one hour.",
+        "I prefer quiet hotels near the river, not chains.",
+    ]
+)
 RESULTS = st.one_of(
     st.sampled_from(["18C sunny", "no results", "OK"]),
     st.integers(5, 80).map(lambda n: "\n".join(json.dumps({"row": i, "value": i * 7 % 13}) for i in range(n))),
@@ -141,11 +164,19 @@ def agent_histories(draw):
             blocks.append([{"role": draw(st.sampled_from(["user", "assistant"])), "content": draw(TEXTS)}])
             continue
         ids = [f"call_{k}_{j}" for j in range(draw(st.integers(1, 3)))]
-        calls = [{"id": i, "type": "function", "function": {"name": draw(st.sampled_from(["search", "weather"])),
-                                                           "arguments": json.dumps({"q": i})}} for i in ids]
+        calls = [
+            {
+                "id": i,
+                "type": "function",
+                "function": {"name": draw(st.sampled_from(["search", "weather"])), "arguments": json.dumps({"q": i})},
+            }
+            for i in ids
+        ]
         content = draw(st.sampled_from(["", "Checking."]))
-        blocks.append([{"role": "assistant", "content": content, "tool_calls": calls}]
-                      + [{"role": "tool", "content": draw(RESULTS), "tool_call_id": i} for i in ids])
+        blocks.append(
+            [{"role": "assistant", "content": content, "tool_calls": calls}]
+            + [{"role": "tool", "content": draw(RESULTS), "tool_call_id": i} for i in ids]
+        )
     blocks.insert(draw(st.integers(0, len(blocks))), [{"role": "user", "content": CONSTRAINT}])
     return [turn for block in blocks for turn in block]
 
