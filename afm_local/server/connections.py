@@ -50,38 +50,30 @@ class _HeaderDeadline:
         if self.cycle is self._armed_cycle and not self.transport.is_closing():
             self.transport.close()
 
-
-class DeadlineH11Protocol(_HeaderDeadline, H11Protocol):
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+    # The protocol's own hooks, extended (the protocol class follows this one in the MRO).
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
         self._arm()
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        super().on_response_complete()  # type: ignore[misc]
         if not self.transport.is_closing():
             self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # type: ignore[misc]
+
+
+class DeadlineH11Protocol(_HeaderDeadline, H11Protocol):
+    """uvicorn's h11 protocol with the header deadline."""
 
 
 try:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class DeadlineHttpToolsProtocol(_HeaderDeadline, HttpToolsProtocol):
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._arm()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
+        """uvicorn's httptools protocol with the header deadline."""
 
     HTTP_PROTOCOL: type[asyncio.Protocol] = DeadlineHttpToolsProtocol
 except ImportError:  # httptools is optional in uvicorn: h11 then, as uvicorn's "auto" would choose

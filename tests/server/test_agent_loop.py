@@ -22,7 +22,7 @@ from tests.support.agent_loop import (
     module_text,
     responses_count,
 )
-from tests.support.upstream import Upstream
+from tests.support.servers import proxy_server
 
 KEY = "agent-loop-key"
 BUDGETS = (1000, 2000, 4000)
@@ -40,26 +40,9 @@ TOOLS = [
 
 
 @pytest.fixture(scope="module")
-def upstream():
-    server = Upstream().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def afm(spawn_module_server, upstream, tmp_path_factory):
     db = tmp_path_factory.mktemp("agent-loop") / "afm.db"
-    return spawn_module_server(
-        "--db",
-        str(db),
-        "--upstream",
-        upstream.url,
-        "--api-key-env",
-        "AFM_LOOP_KEY",
-        "--no-abstractive",
-        env={"AFM_LOOP_KEY": KEY},
-        name="agent-loop",
-    )
+    return proxy_server(spawn_module_server, upstream.url, db, KEY, "agent-loop")
 
 
 def test_a_30_step_loop_with_a_110_kb_result_holds_the_budget_in_every_format(afm, upstream):

@@ -16,9 +16,9 @@ import httpx
 import openai
 import pytest
 
+from tests.support.agent_loop import as_anthropic, as_responses
 from tests.support.media import data
-from tests.support.servers import create_key
-from tests.support.upstream import Upstream
+from tests.support.servers import create_key, proxy_server
 
 KEY = "proxy-test-key"
 CONSTRAINT = (
@@ -67,102 +67,10 @@ def chat_history() -> list[dict]:
     ]
 
 
-def responses_input(history: list[dict]) -> tuple[str, list[dict]]:
-    """The same history as Responses input items (written here by hand, not by the code under test)."""
-    items: list[dict] = []
-    for m in history[1:]:
-        if m["role"] == "tool":
-            items.append({"type": "function_call_output", "call_id": m["tool_call_id"], "output": m["content"]})
-            continue
-        if m["content"]:
-            items.append({"role": m["role"], "content": _responses_parts(m["content"])})
-        for c in m.get("tool_calls", []):
-            items.append(
-                {
-                    "type": "function_call",
-                    "call_id": c["id"],
-                    "name": c["function"]["name"],
-                    "arguments": c["function"]["arguments"],
-                }
-            )
-    return history[0]["content"], items
-
-
-def anthropic_messages(history: list[dict]) -> tuple[str, list[dict]]:
-    """The same history as Anthropic messages: tool results in the next user message, roles alternating."""
-    out: list[dict] = []
-    for m in history[1:]:
-        role = "assistant" if m["role"] == "assistant" else "user"
-        if m["role"] == "tool":
-            blocks = [{"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}]
-        else:
-            blocks = _anthropic_blocks(m["content"])
-            blocks += [
-                {
-                    "type": "tool_use",
-                    "id": c["id"],
-                    "name": c["function"]["name"],
-                    "input": json.loads(c["function"]["arguments"]),
-                }
-                for c in m.get("tool_calls", [])
-            ]
-        if out and out[-1]["role"] == role:
-            out[-1]["content"] += blocks
-        else:
-            out.append({"role": role, "content": blocks})
-    return history[0]["content"], out
-
-
-def _responses_parts(content: str | list[dict]) -> str | list[dict]:
-    """Chat content parts as Responses input parts (text and images)."""
-    if isinstance(content, str):
-        return content
-    return [
-        {"type": "input_text", "text": p["text"]}
-        if p["type"] == "text"
-        else {"type": "input_image", "image_url": p["image_url"]["url"], "detail": p["image_url"].get("detail", "auto")}
-        for p in content
-    ]
-
-
-def _anthropic_blocks(content: str | list[dict] | None) -> list[dict]:
-    """Chat content as Anthropic blocks (a data: URL image becomes a base64 source)."""
-    if not content:
-        return []
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    blocks = []
-    for p in content:
-        if p["type"] == "text":
-            blocks.append({"type": "text", "text": p["text"]})
-        else:
-            head, b64 = p["image_url"]["url"].split(",", 1)
-            media = head.removeprefix("data:").removesuffix(";base64")
-            blocks.append({"type": "image", "source": {"type": "base64", "media_type": media, "data": b64}})
-    return blocks
-
-
-@pytest.fixture(scope="module")
-def upstream():
-    server = Upstream().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture(scope="module")
 def afm(spawn_module_server, upstream, tmp_path_factory):
     db = tmp_path_factory.mktemp("proxies") / "afm.db"
-    return spawn_module_server(
-        "--db",
-        str(db),
-        "--upstream",
-        upstream.url,
-        "--api-key-env",
-        "AFM_PROXY_KEY",
-        "--no-abstractive",
-        env={"AFM_PROXY_KEY": KEY},
-        name="proxies",
-    )
+    return proxy_server(spawn_module_server, upstream.url, db, KEY, "proxies")
 
 
 def _sent(recorded) -> str:
@@ -173,8 +81,8 @@ def test_three_formats_at_every_budget_are_accepted_and_keep_the_constraint(afm,
     chat = openai.OpenAI(base_url=afm.url + "/v1", api_key=KEY, max_retries=0)
     claude = anthropic.Anthropic(base_url=afm.url, auth_token=KEY, api_key=None, max_retries=0)
     history = chat_history()
-    instructions, items = responses_input(history)
-    system, messages = anthropic_messages(history)
+    instructions, items = as_responses(history)
+    system, messages = as_anthropic(history)
     start = len(upstream.requests)
     for budget in BUDGETS:
         extra = {"afm": {"budget_tokens": budget}}
@@ -228,8 +136,8 @@ def test_an_agent_history_with_images_packs_at_every_budget_in_all_three_formats
     )
     chat = openai.OpenAI(base_url=afm.url + "/v1", api_key=KEY, max_retries=0)
     claude = anthropic.Anthropic(base_url=afm.url, auth_token=KEY, api_key=None, max_retries=0)
-    instructions, items = responses_input(history)
-    system, messages = anthropic_messages(history)
+    instructions, items = as_responses(history)
+    system, messages = as_anthropic(history)
     start = len(upstream.requests)
     for budget in BUDGETS:
         extra = {"afm": {"budget_tokens": budget}}

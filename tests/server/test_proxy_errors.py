@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from tests.support.media import data
-from tests.support.upstream import Upstream
+from tests.support.servers import proxy_server
 
 KEY = "proxy-errors-key"
 HEADERS = {"Authorization": f"Bearer {KEY}"}
@@ -20,26 +20,9 @@ CALL = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arg
 
 
 @pytest.fixture(scope="module")
-def upstream():
-    server = Upstream().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
 def afm(spawn_module_server, upstream, tmp_path_factory):
     db = tmp_path_factory.mktemp("proxy-errors") / "afm.db"
-    return spawn_module_server(
-        "--db",
-        str(db),
-        "--upstream",
-        upstream.url,
-        "--api-key-env",
-        "AFM_ERR_KEY",
-        "--no-abstractive",
-        env={"AFM_ERR_KEY": KEY},
-        name="proxy-errors",
-    )
+    return proxy_server(spawn_module_server, upstream.url, db, KEY, "proxy-errors")
 
 
 def _openai_error(response: httpx.Response) -> dict:

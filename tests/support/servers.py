@@ -159,3 +159,21 @@ def create_key(db: str, tenant: str, env: dict[str, str] | None = None, *extra: 
     )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
+
+
+def proxy_server(
+    spawn: Callable[..., ServerProcess], upstream_url: str, db: Path, key: str, name: str
+) -> ServerProcess:
+    """A server in front of ``upstream_url`` with ``key`` as its one key (through ``--api-key-env``)."""
+    variable = "AFM_" + name.upper().replace("-", "_") + "_KEY"
+    return spawn(
+        "--db",
+        str(db),
+        "--upstream",
+        upstream_url,
+        "--api-key-env",
+        variable,
+        "--no-abstractive",
+        env={variable: key},
+        name=name,
+    )
