@@ -241,7 +241,8 @@ def main() -> None:
                         }
                     )
                     print(
-                        f"[{time.time() - t0:5.0f}s] {mkey} {sc['id']} {s}: pass={g['pass']} recall={g['recall']} {g['why']} ({llm_s:.1f}s)",
+                        f"[{time.time() - t0:5.0f}s] {mkey} {sc['id']} {s}: pass={g['pass']} recall={g['recall']} "
+                        f"{g['why']} ({llm_s:.1f}s)",
                         flush=True,
                     )
                 if stopped:
@@ -309,21 +310,23 @@ def main() -> None:
     md = [
         f"# End-to-end benchmark{(' (' + args.tag + ')') if tag else ''}: local GGUF answers, strict rule grader",
         "",
-        f"Command: `.venv/bin/python -m scripts.bench_e2e --budget {args.budget} --allergy {args.allergy} --others {args.others} "
-        f"--models {args.models} --max-tokens {args.max_tokens} --time-limit {args.time_limit:.0f}"
+        f"Command: `.venv/bin/python -m scripts.bench_e2e --budget {args.budget} --allergy {args.allergy} --others "
+        f"{args.others} --models {args.models} --max-tokens {args.max_tokens} --time-limit {args.time_limit:.0f}"
         + (f" --tag {args.tag}" if tag else "")
         + "`",
         f"(wall {res['wall_s']:.0f} s{'; stopped early by --time-limit' if stopped else ''}"
-        f"{'; this report was rebuilt from the stored answers with --from-results' if args.from_results else ''}). llama-cpp-python, n_threads=1, "
+        f"{'; this report was rebuilt from the stored answers with --from-results' if args.from_results else ''}). "
+        "llama-cpp-python, n_threads=1, "
         "n_threads_batch=1, temperature 0, seed 0. Classifier: `" + classifier_name + "` (the trained importance model "
         "landed after these runs; with it, the allergy contexts at 400 tokens raise BudgetTooSmall, see quality.md).",
         "",
-        "The model-free metric (quality.md) is the primary figure; this run checks what a small local model does with the "
-        "context. A pass needs **recall** (the answer mentions the constraint) **and condition** (no forbidden item "
-        "recommended without a caution in the same sentence; required refusal/accessibility/date/region terms present; "
-        "no amount over the cap).",
+        "The model-free metric (quality.md) is the primary figure; this run checks what a small local model does with "
+        "the context. A pass needs **recall** (the answer mentions the constraint) **and condition** (no forbidden "
+        "item recommended without a caution in the same sentence; required refusal/accessibility/date/region terms "
+        "present; no amount over the cap).",
         "",
-        "| model | strategy | n | pass (recall AND condition) | recall | constraint verbatim in context | tokens sent | build ms (median) | LLM s (median) |",
+        "| model | strategy | n | pass (recall AND condition) | recall | constraint verbatim in context | tokens sent "
+        "| build ms (median) | LLM s (median) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for m, per in summary.items():
@@ -334,34 +337,35 @@ def main() -> None:
             )
     md += [
         "",
-        "Per-turn latency = build_context (ms) + one LLM answer (s) on one CPU thread; the paper's pipeline took 21.2 s "
-        "per turn with gpt-4o-mini doing every classification and compression over the network.",
+        "Per-turn latency = build_context (ms) + one LLM answer (s) on one CPU thread; the paper's pipeline took "
+        "21.2 s per turn with gpt-4o-mini doing every classification and compression over the network.",
         "",
         "## Grader vs hand grades",
         "",
-        f"{len(hand)} answers in `data/scenarios/hand_graded.jsonl` were read and graded by hand (recall and conditioning "
-        f"judged as a careful reader would; {hand_pass} of them pass by hand). Grader disagreements on pass/fail: "
-        f"**{grader_error}**; on the recall component alone: **{recall_error}**.",
+        f"{len(hand)} answers in `data/scenarios/hand_graded.jsonl` were read and graded by hand (recall and "
+        f"conditioning judged as a careful reader would; {hand_pass} of them pass by hand). Grader disagreements on "
+        f"pass/fail: **{grader_error}**; on the recall component alone: **{recall_error}**.",
         "",
     ]
     for h, g in recall_dis:
         if (h, g) not in disagreements:
             md.append(
-                f"* recall only: `{h['scenario']}` / {h['model']} / {h['strategy']}: hand recall {h['hand_recall']}, grader "
-                f"{g['recall']}; note: {h.get('note', '')}"
+                f"* recall only: `{h['scenario']}` / {h['model']} / {h['strategy']}: hand recall {h['hand_recall']}, "
+                f"grader {g['recall']}; note: {h.get('note', '')}"
             )
     for h, g in disagreements:
         md.append(
-            f"* `{h['scenario']}` / {h['model']} / {h['strategy']}: hand {'pass' if h['hand_pass'] else 'fail'}, grader "
-            f"{'pass' if g['pass'] else 'fail'} ({g['why'] or 'no issue found'}); note: {h.get('note', '')}"
+            f"* `{h['scenario']}` / {h['model']} / {h['strategy']}: hand {'pass' if h['hand_pass'] else 'fail'}, "
+            f"grader {'pass' if g['pass'] else 'fail'} ({g['why'] or 'no issue found'}); note: {h.get('note', '')}"
         )
     if not tag:
         md += ["", "## Larger runs (same grader, more scenarios; commands in each file)", ""]
         for ext in sorted(OUT_DIR.glob("e2e_results_*.json")):
             e = json.loads(ext.read_text(encoding="utf-8"))
             md.append(
-                f"`{ext.name}` ({e.get('wall_s', 0):.0f} s{', stopped by --time-limit' if e.get('stopped_by_time_limit') else ''}; "
-                f"report `{ext.name.replace('e2e_results', 'e2e')[:-5]}.md`):"
+                f"`{ext.name}` ({e.get('wall_s', 0):.0f} "
+                f"s{', stopped by --time-limit' if e.get('stopped_by_time_limit') else ''}; report "
+                f"`{ext.name.replace('e2e_results', 'e2e')[:-5]}.md`):"
             )
             md.append("")
             md.append("| model | strategy | n | pass | recall | constraint verbatim in context | LLM s (median) |")
@@ -369,18 +373,19 @@ def main() -> None:
             for m, per in e["summary"].items():
                 for st, v in per.items():
                     md.append(
-                        f"| {m} | {st} | {v['n']} | {v['pass']}/{v['n']} | {v['recall']}/{v['n']} | {v['verbatim']}/{v['n']} | {v['llm_s']:.1f} |"
+                        f"| {m} | {st} | {v['n']} | {v['pass']}/{v['n']} | {v['recall']}/{v['n']} | "
+                        f"{v['verbatim']}/{v['n']} | {v['llm_s']:.1f} |"
                     )
             md.append("")
         md += [
             "## Reading the numbers",
             "",
-            "* The context side works: AFM puts the constraint verbatim in the CRITICAL block in every run (column 'constraint "
-            "verbatim'), naive replay mostly does not at this budget, stateless never does.",
-            "* The model side is the bottleneck. Qwen2.5-Coder-0.5B (a code model, 4-bit) and SmolLM2-135M rarely use a system "
-            "constraint even when it is in front of them: they list sights as dishes, loop, or comply with the illegal tax request. "
-            "So pass rates are near zero for every strategy and do not separate them the way the paper's gpt-4o-mini did; the few "
-            "passes are AFM runs where the model restates the CRITICAL text"
+            "* The context side works: AFM puts the constraint verbatim in the CRITICAL block in every run (column "
+            "'constraint verbatim'), naive replay mostly does not at this budget, stateless never does.",
+            "* The model side is the bottleneck. Qwen2.5-Coder-0.5B (a code model, 4-bit) and SmolLM2-135M rarely use "
+            "a system constraint even when it is in front of them: they list sights as dishes, loop, or comply with "
+            "the illegal tax request. So pass rates are near zero for every strategy and do not separate them the way "
+            "the paper's gpt-4o-mini did; the few passes are AFM runs where the model restates the CRITICAL text"
             + (
                 " (and the hand grades overturn some of them: "
                 + ", ".join(f"`{h['scenario']}`/{h['model']}/{h['strategy']}" for h, g in disagreements if g["pass"])
@@ -390,24 +395,26 @@ def main() -> None:
             )
             + ". "
             "SmolLM2-135M is worse than Qwen 0.5B on every "
-            "count; quality here scales with the model, not with the memory. Gemma 3 270M (installed) is a base model without "
-            "a chat template and was not run.",
-            "* Latency: build_context is well under a millisecond to a few ms per turn (warm caches); the answer itself takes "
-            "tens of seconds on one shared CPU thread (these timings are inflated by other jobs on the 2 cores), against the "
-            "paper's 21.2 s per turn, where gpt-4o-mini did every classification and compression over the network.",
+            "count; quality here scales with the model, not with the memory. Gemma 3 270M (installed) is a base model "
+            "without a chat template and was not run.",
+            "* Latency: build_context is well under a millisecond to a few ms per turn (warm caches); the answer "
+            "itself takes tens of seconds on one shared CPU thread (these timings are inflated by other jobs on the 2 "
+            "cores), against the paper's 21.2 s per turn, where gpt-4o-mini did every classification and compression "
+            "over the network.",
             "",
             "## The grader",
             "",
             "`grade()` in `scripts/bench_e2e.py`, rules per scenario in `data/scenarios/*.json` (`grader`). Recall: a "
-            "case-insensitive substring from `recall_any` (allergen names or 'allerg'; 'legal/law/illegal'; 'warfarin'; ...). "
-            "Condition: `forbid_unflagged` fails an answer that names a forbidden item (a dish containing the allergen, "
-            "ibuprofen/aspirin with warfarin, sauna/wine in pregnancy, pork/beer for halal, US regions under GDPR, dates after "
-            "the deadline) in a sentence without a caution word; `require_any` needs a refusal marker (tax), an accessibility "
-            "word (wheelchair), an EU region (GDPR) or the date (deadline); `max_amount` fails any rouble amount above 300 000. "
-            "Known weakness, seen in the hand grades: recall by keyword is fooled when the word appears for another reason "
-            "('made with peanuts' as praise, 'tax laws can be complex'); the condition rule then still fails those answers. "
-            "Pass/fail agreement on a set where almost everything fails says little about false passes; treat the grader "
-            "error rate as a lower bound.",
+            "case-insensitive substring from `recall_any` (allergen names or 'allerg'; 'legal/law/illegal'; "
+            "'warfarin'; ...). Condition: `forbid_unflagged` fails an answer that names a forbidden item (a dish "
+            "containing the allergen, ibuprofen/aspirin with warfarin, sauna/wine in pregnancy, pork/beer for halal, "
+            "US regions under GDPR, dates after the deadline) in a sentence without a caution word; `require_any` "
+            "needs a refusal marker (tax), an accessibility word (wheelchair), an EU region (GDPR) or the date "
+            "(deadline); `max_amount` fails any rouble amount above 300 000. Known weakness, seen in the hand grades: "
+            "recall by keyword is fooled when the word appears for another reason ('made with peanuts' as praise, 'tax "
+            "laws can be complex'); the condition rule then still fails those answers. Pass/fail agreement on a set "
+            "where almost everything fails says little about false passes; treat the grader error rate as a lower "
+            "bound.",
         ]
     md += [
         "",

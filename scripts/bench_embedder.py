@@ -424,10 +424,10 @@ def within_section(
         "",
         f"{n_dialogues} MultiWOZ dialogues, {len(par.en)} turns. Each of {len(queries)} user turns (at least 30 "
         "characters) is a query against all other turns of the pool; the turns of its own dialogue (on average "
-        f"{len(par.en) / n_dialogues - 1:.0f}, so chance is {100 * (len(par.en) / n_dialogues - 1) / (len(par.en) - 1):.1f}%) "
-        "are the relevant ones; MultiWOZ's dialogues share five domains and many formulas, so this is hard for any "
-        "embedder. P@1: the best match is from its dialogue; P@5: share of the top 5 from it; MRR of the first one "
-        "from it.",
+        f"{len(par.en) / n_dialogues - 1:.0f}, so chance is "
+        f"{100 * (len(par.en) / n_dialogues - 1) / (len(par.en) - 1):.1f}%) are the relevant ones; MultiWOZ's "
+        "dialogues share five domains and many formulas, so this is hard for any embedder. P@1: the best match is "
+        "from its dialogue; P@5: share of the top 5 from it; MRR of the first one from it.",
         "",
         "| embedder | language | P@1 | P@5 | MRR |",
         "|---|---|---|---|---|",
@@ -494,10 +494,12 @@ def format_section(
         "RSS are measured in a fresh process per variant that loads it and embeds 60 messages. Latencies are "
         f"medians on 1 thread, all variants and MiniLM timed in turns in one process, so that outside load hits them "
         f'alike (short: "{SHORT[0]}" / "{SHORT[1]}", 240 calls in blocks of 20; 30 mixed: 15 English and 15 '
-        "Russian messages of data/importance/test.jsonl, 9 to 360 characters, 12 calls). Agreement: cosine with the fp32 vectors of the 60 messages; recall@1 of the "
-        f"translation among {len(par.en)} MultiWOZ candidates ({n_queries} queries, section 3).",
+        "Russian messages of data/importance/test.jsonl, 9 to 360 characters, 12 calls). Agreement: cosine with the "
+        f"fp32 vectors of the 60 messages; recall@1 of the translation among {len(par.en)} MultiWOZ candidates "
+        f"({n_queries} queries, section 3).",
         "",
-        "| format | files | load | peak RSS | short message | 30 mixed | agreement with fp32 min / median | recall@1 en→ru / ru→en |",
+        "| format | files | load | peak RSS | short message | 30 mixed | agreement with fp32 min / median | recall@1 "
+        "en→ru / ru→en |",
         "|---|---|---|---|---|---|---|---|",
     ]
     fp32 = results[FORMATS[0][0]]["vectors"]
@@ -541,8 +543,8 @@ def scenario_section(embs: dict[str, OnnxEmbedder], vec: Vectors) -> tuple[list[
                 ranks += [int((sims > sims[i]).sum()) + 1 for i in idx]
             dists[(name, lang)] = (np.asarray(rel), np.asarray(other))
             md.append(
-                f"| {name} | {lang} | {len(scenarios)} | {spread(rel)} | {spread(other)} | {statistics.median(ranks):.0f} | "
-                f"{100 * np.mean(np.asarray(ranks) <= 5):.0f}% |"
+                f"| {name} | {lang} | {len(scenarios)} | {spread(rel)} | {spread(other)} | "
+                f"{statistics.median(ranks):.0f} | {100 * np.mean(np.asarray(ranks) <= 5):.0f}% |"
             )
     return md + [""], dists
 
@@ -557,7 +559,8 @@ def floor_lines(scen: dict, within: dict) -> list[str]:
         "unrelated (other scenario messages; turns of other dialogues). The e5 floor is chosen to let through the "
         "same share of unrelated English MultiWOZ turns as MiniLM's 0.4 does.",
         "",
-        "| embedder | floor | lang | scenario constraints ≥ floor | other scenario messages ≥ floor | own-dialogue turns ≥ floor | other-dialogue turns ≥ floor |",
+        "| embedder | floor | lang | scenario constraints ≥ floor | other scenario messages ≥ floor | own-dialogue "
+        "turns ≥ floor | other-dialogue turns ≥ floor |",
         "|---|---|---|---|---|---|---|",
     ]
     share = float((within[(MINILM, "en")]["other"] >= 0.4).mean())
@@ -567,8 +570,9 @@ def floor_lines(scen: dict, within: dict) -> list[str]:
             rel, other = scen[(name, lang)]
             w = within[(name, lang)]
             md.append(
-                f"| {name} | {floor:.2f} | {lang} | {100 * (rel >= floor).mean():.0f}% | {100 * (other >= floor).mean():.0f}% | "
-                f"{100 * (w['same'] >= floor).mean():.1f}% | {100 * (w['other'] >= floor).mean():.1f}% |"
+                f"| {name} | {floor:.2f} | {lang} | {100 * (rel >= floor).mean():.0f}% | "
+                f"{100 * (other >= floor).mean():.0f}% | {100 * (w['same'] >= floor).mean():.1f}% | "
+                f"{100 * (w['other'] >= floor).mean():.1f}% |"
             )
     return md + ["", f"Proposed for e5: `similarity_floor={e5_floor:.2f}`.", ""]
 
@@ -593,8 +597,9 @@ def consolidate_lines(embs: dict[str, OnnxEmbedder], vec: Vectors) -> list[str]:
     md = [
         "### `consolidate_similarity` (0.85, tuned for MiniLM)",
         "",
-        f"The {len(items)} distinct constraint messages of data/scenarios, as passages: {int(same.sum())} pairs restate "
-        f"one constraint in other words or in the other language (same allergen, or same family), {int((~same).sum())} "
+        f"The {len(items)} distinct constraint messages of data/scenarios, as passages: {int(same.sum())} pairs "
+        "restate one constraint in other words or in the other language (same allergen, or same family), "
+        f"{int((~same).sum())} "
         'pairs are different constraints, many in the same template ("severe peanut allergy" / "severe shellfish '
         'allergy"): those must not be merged. Cosines min / p5 / median / p95 / max, then pairs merged at a threshold '
         "(restatements merged, of those; different constraints merged, wrongly):",
@@ -622,7 +627,8 @@ def guard_lines(embs: dict[str, OnnxEmbedder], vec: Vectors) -> list[str]:
 
     rows = load_jsonl(COMPRESSION)
     md = [
-        "### The summary guard (`min_similarity` 0.60, `min_similarity_cyrillic` 0.80, `min_topic_similarity` 0.25: MiniLM's)",
+        "### The summary guard (`min_similarity` 0.60, `min_similarity_cyrillic` 0.80, `min_topic_similarity` 0.25: "
+        "MiniLM's)",
         "",
         "data/compression/messages.jsonl: cosine of each message with its hand-written faithful summary "
         "(positives) and with the closest summary of another message of its language (hardest negatives); the same "
@@ -646,8 +652,8 @@ def guard_lines(embs: dict[str, OnnxEmbedder], vec: Vectors) -> list[str]:
                 neg = np.asarray([max(m[i, j] for j in idx if j != i) for i in idx])
                 gaps.setdefault(f"{name}|{check}", []).append((pos.min(), neg.max()))
                 md.append(
-                    f"| {name} | {check} | {lang} | {pos.min():.2f} / {np.percentile(pos, 5):.2f} / {np.median(pos):.2f} | "
-                    f"{neg.max():.2f} / {np.percentile(neg, 95):.2f} / {np.median(neg):.2f} |"
+                    f"| {name} | {check} | {lang} | {pos.min():.2f} / {np.percentile(pos, 5):.2f} / "
+                    f"{np.median(pos):.2f} | {neg.max():.2f} / {np.percentile(neg, 95):.2f} / {np.median(neg):.2f} |"
                 )
     summary = gaps[f"{E5}|summary"]
     low, high = max(n for _, n in summary), min(p for p, _ in summary)
@@ -764,9 +770,9 @@ def report(args: argparse.Namespace, work: Path) -> list[str]:
     md = [
         f"# Embedders: {E5} beside {MINILM}",
         "",
-        f"Written by `python -m scripts.bench_embedder`. Machine: {platform.machine()}, {os.cpu_count()} cores (shared, "
-        f"noisy), Python {platform.python_version()}, 1 thread everywhere, medians. Third-party text: MultiWOZ 2.2 "
-        "and its Russian machine translation, read from ../shared/corpora (figures only here).",
+        f"Written by `python -m scripts.bench_embedder`. Machine: {platform.machine()}, {os.cpu_count()} cores "
+        f"(shared, noisy), Python {platform.python_version()}, 1 thread everywhere, medians. Third-party text: "
+        "MultiWOZ 2.2 and its Russian machine translation, read from ../shared/corpora (figures only here).",
         "",
     ]
     formats, fmt_results = format_section(work, inputs, vec, par, args.queries, embs[MINILM])

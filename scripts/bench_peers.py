@@ -487,7 +487,8 @@ def report(rounds: list[dict[str, Any]], args: argparse.Namespace) -> str:
         f"load average (1 min) at the start of each round: {loads}.",
         "",
         f"One seeded chat of {max(sizes):,} messages (a peanut allergy as its second message, then short episodes "
-        f"about travel, cooking, work, home and hobbies). Each system runs in its own process, {len(rounds)} round{'s' * (len(rounds) != 1)} in "
+        f"about travel, cooking, work, home and hobbies). Each system runs in its own process, "
+        f"{len(rounds)} round{'s' * (len(rounds) != 1)} in "
         "a rotating order; a turn uses a query none of them has seen. afm-local's figures are absolute; "
         "the peers' are the median over rounds of their ratio to afm-local in the same round, with their own "
         "absolute median in brackets. Medians; times in ms unless marked.",

@@ -232,43 +232,50 @@ def findings(s_allergy, s_explicit, s_other, budgets, n_implicit, classifier) ->
 
     if classifier == "rules":
         first = (
-            f"* **AFM (ours)** fails exactly where the classifier does not mark the constraint CRITICAL: with `{classifier}`, the "
-            f"{n_implicit} implicit wordings (no allergy keyword) stay RELEVANT, decay, and become placeholders. "
+            "* **AFM (ours)** fails exactly where the classifier does not mark the constraint CRITICAL: with "
+            f"`{classifier}`, the {n_implicit} implicit wordings (no allergy keyword) stay RELEVANT, decay, and become "
+            "placeholders. "
         )
     elif any(v["too_small"] for (s, _), v in s_allergy.items() if s == "afm"):
         first = (
-            f"* **AFM (ours)** with `{classifier}`: the trained model also catches the implicit wordings, but it marks many "
-            f"ordinary messages CRITICAL too, so at tight budgets the CRITICAL set alone exceeds the budget and the engine refuses "
-            f"with `BudgetTooSmall` (allergy: {small(s_allergy, 'afm', lo)} runs at {lo} tokens, {small(s_allergy, 'afm', budgets[1])} "
-            f"at {budgets[1]}). That is a classifier precision problem, not a packing one; compare quality_rules.md. "
+            f"* **AFM (ours)** with `{classifier}`: the trained model also catches the implicit wordings, but it marks "
+            "many ordinary messages CRITICAL too, so at tight budgets the CRITICAL set alone exceeds the budget and "
+            f"the engine refuses with `BudgetTooSmall` (allergy: {small(s_allergy, 'afm', lo)} runs at {lo} tokens, "
+            f"{small(s_allergy, 'afm', budgets[1])} at {budgets[1]}). That is a classifier precision problem, not a "
+            "packing one; compare quality_rules.md. "
         )
     else:
         first = (
-            f"* **AFM (ours)** with `{classifier}`: the trained model also catches the implicit wordings, and no build is "
-            f"refused with `BudgetTooSmall` at any budget: the CRITICAL set it marks fits even {lo} tokens. "
+            f"* **AFM (ours)** with `{classifier}`: the trained model also catches the implicit wordings, and no build "
+            f"is refused with `BudgetTooSmall` at any budget: the CRITICAL set it marks fits even {lo} tokens. "
         )
     return "\n".join(
         [
             first + f"On explicit wordings it is "
             f"{p(s_explicit, 'afm', lo)} at {lo} tokens and {p(s_explicit, 'afm', hi)} at {hi}; on the other families "
             f"{p(s_other, 'afm', lo)} at {lo} and {p(s_other, 'afm', hi)} at {hi}. It never exceeds the budget.",
-            f"* **AFM paper mode** (greedy oldest→newest, chat render): {p(s_allergy, 'afm_paper', lo)} / {p(s_allergy, 'afm_paper', budgets[1])} "
-            f"at {lo} / {budgets[1]} tokens vs {p(s_allergy, 'afm', lo)} / {p(s_allergy, 'afm', budgets[1])} for ours. Where every run builds "
-            "(the rule classifier, quality_rules.md), greedy packing loses late constraints at tight budgets: earlier messages spend "
-            "the budget before the CRITICAL one is reached. The chat render's fixed cost is smaller than the structured one's, so it "
-            "raises `BudgetTooSmall` slightly less often.",
-            f"* **Naive replay** is {p(s_allergy, 'naive_replay', lo)} at {lo} tokens but {p(s_allergy, 'naive_replay', hi)} at {hi}: our "
-            "generated chats are 550–1,400 tokens, so a large window simply holds all of them. The paper's 0/30 reflects a "
-            "conversation longer than the window; at budgets below the chat length we reproduce it.",
-            "* **Recency compression** never passes the verbatim test: the old constraint is compressed like any other message "
-            "(the keyword table shows whether the compressed form still names the allergen).",
-            "* **No classifier** is 0% everywhere, as in the paper: everything is RELEVANT, the constraint decays to a placeholder.",
-            "* **No placeholders / no compression** do not hurt ours, because the afm packer reserves CRITICAL messages at Full "
-            "before anything else; the paper's drops (70%, 80%) are a property of greedy packing. In paper mode (vs "
-            f"{p(s_allergy, 'afm_paper', lo)} / {p(s_allergy, 'afm_paper', budgets[1])} at {lo} / {budgets[1]} tokens), removing compression "
-            f"gives {p(s_allergy, 'no_compression_paper', lo)} / {p(s_allergy, 'no_compression_paper', budgets[1])}, while removing "
-            f"placeholders frees budget and gives {p(s_allergy, 'no_placeholders_paper', lo)} / {p(s_allergy, 'no_placeholders_paper', budgets[1])}: "
-            "unlike the paper, placeholders cost more than they protect when the constraint itself must arrive verbatim.",
+            f"* **AFM paper mode** (greedy oldest→newest, chat render): {p(s_allergy, 'afm_paper', lo)} / "
+            f"{p(s_allergy, 'afm_paper', budgets[1])} at {lo} / {budgets[1]} tokens vs {p(s_allergy, 'afm', lo)} / "
+            f"{p(s_allergy, 'afm', budgets[1])} for ours. Where every run builds (the rule classifier, "
+            "quality_rules.md), greedy packing loses late constraints at tight budgets: earlier messages spend the "
+            "budget before the CRITICAL one is reached. The chat render's fixed cost is smaller than the structured "
+            "one's, so it raises `BudgetTooSmall` slightly less often.",
+            f"* **Naive replay** is {p(s_allergy, 'naive_replay', lo)} at {lo} tokens but "
+            f"{p(s_allergy, 'naive_replay', hi)} at {hi}: our generated chats are 550–1,400 tokens, so a large window "
+            "simply holds all of them. The paper's 0/30 reflects a conversation longer than the window; at budgets "
+            "below the chat length we reproduce it.",
+            "* **Recency compression** never passes the verbatim test: the old constraint is compressed like any other "
+            "message (the keyword table shows whether the compressed form still names the allergen).",
+            "* **No classifier** is 0% everywhere, as in the paper: everything is RELEVANT, the constraint decays to a "
+            "placeholder.",
+            "* **No placeholders / no compression** do not hurt ours, because the afm packer reserves CRITICAL "
+            "messages at Full before anything else; the paper's drops (70%, 80%) are a property of greedy packing. In "
+            f"paper mode (vs {p(s_allergy, 'afm_paper', lo)} / {p(s_allergy, 'afm_paper', budgets[1])} at {lo} / "
+            f"{budgets[1]} tokens), removing compression gives {p(s_allergy, 'no_compression_paper', lo)} / "
+            f"{p(s_allergy, 'no_compression_paper', budgets[1])}, while removing placeholders frees budget and gives "
+            f"{p(s_allergy, 'no_placeholders_paper', lo)} / {p(s_allergy, 'no_placeholders_paper', budgets[1])}: "
+            "unlike the paper, placeholders cost more than they protect when the constraint itself must arrive "
+            "verbatim.",
         ]
     )
 
@@ -283,7 +290,9 @@ def main() -> None:
         "--classifier",
         choices=["installed", "rules"],
         default="installed",
-        help="installed: whatever local_components() loads (the trained model when present); rules: the rule layer alone",
+        help=(
+            "installed: whatever local_components() loads (the trained model when present); rules: the rule layer alone"
+        ),
     )
     args = ap.parse_args()
     budgets = [int(b) for b in args.budgets.split(",")]
@@ -371,21 +380,23 @@ def main() -> None:
     md = [
         "# Quality benchmark (model-free): do constraints reach the model verbatim?",
         "",
-        f"Command: `.venv/bin/python -m scripts.bench_quality --budgets {args.budgets} --reps {args.reps} --classifier {args.classifier}` "
-        f"(scenarios from `scripts/make_scenarios.py`, seed in `data/scenarios/index.json`). Runtime {time.time() - t_start:.0f} s "
-        f"on {isa()}.",
+        f"Command: `.venv/bin/python -m scripts.bench_quality --budgets {args.budgets} --reps {args.reps} --classifier "
+        f"{args.classifier}` (scenarios from `scripts/make_scenarios.py`, seed in `data/scenarios/index.json`). "
+        f"Runtime {time.time() - t_start:.0f} s on {isa()}.",
         "",
-        f"* Importance classifier used: **`{comps.classifier.name}`** (`local_components(threads=1)`; `rules` means the trained "
-        "ONNX model was not installed and the rule layer stood alone).",
-        f"* Scenarios: {len(scenarios)} ({', '.join(fams)}); allergy variants: {n_allergy}, of which {n_late} place the "
-        f'allergy late and {n_implicit} word it without an allergy keyword ("I can\'t eat peanuts at all...").',
-        "* A run passes when every constraint message's full text is in the sent messages; for the structured render it must "
-        "be inside the first system message's CRITICAL block. `too small` = `BudgetTooSmall` (budget cannot hold preamble, "
-        "query and CRITICAL messages); counted in n, never a pass. Baselines never raise; they send what fits.",
-        "* Ablations: `no_classifier` = every message RELEVANT; `no_placeholders` = `AFMConfig(use_placeholders=False)`; "
-        "`no_compression` = `AFMConfig(use_compression=False)`; plain names use the default configuration `AFMConfig()` "
-        "with the structured render, `_paper` names `AFMConfig.paper()` (the paper exactly: greedy oldest→newest packing, "
-        "intended forms only, `BudgetTooSmall` on overflow) with the chat render.",
+        f"* Importance classifier used: **`{comps.classifier.name}`** (`local_components(threads=1)`; `rules` means "
+        "the trained ONNX model was not installed and the rule layer stood alone).",
+        f"* Scenarios: {len(scenarios)} ({', '.join(fams)}); allergy variants: {n_allergy}, of which {n_late} place "
+        f'the allergy late and {n_implicit} word it without an allergy keyword ("I can\'t eat peanuts at all...").',
+        "* A run passes when every constraint message's full text is in the sent messages; for the structured render "
+        "it must be inside the first system message's CRITICAL block. `too small` = `BudgetTooSmall` (budget cannot "
+        "hold preamble, query and CRITICAL messages); counted in n, never a pass. Baselines never raise; they send "
+        "what fits.",
+        "* Ablations: `no_classifier` = every message RELEVANT; `no_placeholders` = "
+        "`AFMConfig(use_placeholders=False)`; `no_compression` = `AFMConfig(use_compression=False)`; plain names use "
+        "the default configuration `AFMConfig()` with the structured render, `_paper` names `AFMConfig.paper()` (the "
+        "paper exactly: greedy oldest→newest packing, intended forms only, `BudgetTooSmall` on overflow) with the chat "
+        "render.",
         "",
         "## Allergy trip: pass rate",
         "",
@@ -405,7 +416,8 @@ def main() -> None:
         "",
         table(s_tax, names, budgets),
         "",
-        "## All non-allergy scenarios (tax, marketplace, warfarin, pregnancy, wheelchair, GDPR, halal, deadline; EN + RU)",
+        "## All non-allergy scenarios (tax, marketplace, warfarin, pregnancy, wheelchair, GDPR, halal, "
+        "deadline; EN + RU)",
         "",
         table(s_other, names, budgets),
         "",

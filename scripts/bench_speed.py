@@ -201,7 +201,8 @@ def report(runs: dict[str, list[dict]], args: argparse.Namespace) -> list[str]:
         "",
         "Command: `.venv/bin/python -m scripts.bench_speed"
         + (f" --baseline {args.baseline}" if has_base else "")
-        + f" --sizes {','.join(map(str, args.sizes))} --queries {args.queries} --rounds {args.rounds}`. Every turn asks a "
+        + f" --sizes {','.join(map(str, args.sizes))} --queries {args.queries} --rounds {args.rounds}`. "
+        "Every turn asks a "
         f"new query (its embedding included); *build beyond the query* is the turn minus the query embedding alone. "
         f"Ran on {isa()}.",
         "",

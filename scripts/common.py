@@ -133,8 +133,8 @@ def write_headline() -> Path:
         b = q["headline_budget"]
         allergy = q["summary_allergy"]
         lines.append(
-            f"Classifier used: `{q['classifier']}`. Allergy variants: {q['n_allergy']} (of which {q['n_implicit']} state the "
-            f"allergy without an allergy keyword). Budget for the headline column: {b} tokens."
+            f"Classifier used: `{q['classifier']}`. Allergy variants: {q['n_allergy']} (of which {q['n_implicit']} "
+            f"state the allergy without an allergy keyword). Budget for the headline column: {b} tokens."
         )
         lines.append("")
         hdr = (
@@ -178,7 +178,8 @@ def write_headline() -> Path:
                 if f"{s}|{bb}" in allergy
             )
             lines.append(
-                f"| {names.get(s, s)} | {pap.get(s, '–')} | {v['pass']}/{v['n']} ({100 * v['pass'] / v['n']:.0f}%) | {allb} |"
+                f"| {names.get(s, s)} | {pap.get(s, '–')} | {v['pass']}/{v['n']} ({100 * v['pass'] / v['n']:.0f}%) | "
+                f"{allb} |"
             )
         r_path = OUT_DIR / "quality_results_rules.json"
         if r_path.exists() and q["classifier"] != "rules":
@@ -186,7 +187,8 @@ def write_headline() -> Path:
             lines.append(
                 "With the rule layer alone as classifier (`--classifier rules`, quality_rules.md), allergy at "
                 + ", ".join(
-                    f"{bb} tok: AFM {rq[f'afm|{bb}']['pass']}/{rq[f'afm|{bb}']['n']}, paper mode {rq[f'afm_paper|{bb}']['pass']}/{rq[f'afm_paper|{bb}']['n']}"
+                    f"{bb} tok: AFM {rq[f'afm|{bb}']['pass']}/{rq[f'afm|{bb}']['n']}, paper mode "
+                    f"{rq[f'afm_paper|{bb}']['pass']}/{rq[f'afm_paper|{bb}']['n']}"
                     for bb in q["budgets"]
                     if f"afm|{bb}" in rq
                 )
@@ -198,8 +200,10 @@ def write_headline() -> Path:
             v = ex[f"afm|{b}"]
             if q["classifier"] == "rules":
                 lines.append(
-                    f"AFM on the allergy variants whose wording names the allergy (the rule layer sees them): {v['pass']}/{v['n']} at {b} tokens; "
-                    'the misses above are all implicit wordings ("I can\'t eat peanuts at all...") that the rule-only classifier leaves RELEVANT.'
+                    "AFM on the allergy variants whose wording names the allergy (the rule layer sees them): "
+                    f"{v['pass']}/{v['n']} at {b} tokens; "
+                    'the misses above are all implicit wordings ("I can\'t eat peanuts at all...") that the rule-only '
+                    "classifier leaves RELEVANT."
                 )
             else:
                 tsm = allergy.get(f"afm|{b}", {}).get("too_small", 0)
@@ -223,21 +227,22 @@ def write_headline() -> Path:
                 for s in ("afm", "afm_paper", "naive_replay", "recency_compression", "stateless")
                 if f"{s}|{b}" in tax
             )
-            + ". The paper's 100% is graded on answers (gpt-4o-mini refuses an illegal request with or without memory); the "
-            "model-free metric measures only whether the constraint is delivered, and the small local models complied with the "
-            "illegal request under every strategy (e2e below)."
+            + ". The paper's 100% is graded on answers (gpt-4o-mini refuses an illegal request with or without "
+            "memory); the model-free metric measures only whether the constraint is delivered, and the small local "
+            "models complied with the illegal request under every strategy (e2e below)."
         )
         lines.append("")
         a = allergy.get(f"afm|{b}"), allergy.get(f"naive_replay|{b}")
         if a[0] and a[1]:
             lines.append(
-                f"Tokens sent at {b} tokens (allergy, mean): AFM {a[0]['tokens']:.0f}, naive replay {a[1]['tokens']:.0f}. "
-                f"Build latency (median, warm caches): AFM {a[0]['ms']:.2f} ms per turn."
+                f"Tokens sent at {b} tokens (allergy, mean): AFM {a[0]['tokens']:.0f}, naive replay "
+                f"{a[1]['tokens']:.0f}. Build latency (median, warm caches): AFM {a[0]['ms']:.2f} ms per turn."
             )
             lines.append("")
     if e:
         lines.append(
-            f"## End to end (local GGUF, budget {e['budget']} tokens, strict keyword/rule grader, classifier `{e['classifier']}`)"
+            f"## End to end (local GGUF, budget {e['budget']} tokens, strict keyword/rule grader, classifier "
+            f"`{e['classifier']}`)"
         )
         lines.append("")
         lines.append("| model | strategy | recall AND condition | recall only | per turn: build ms + LLM s |")
@@ -245,12 +250,13 @@ def write_headline() -> Path:
         for m in e["models"]:
             for s, v in e["summary"][m].items():
                 lines.append(
-                    f"| {m} | {s} | {v['pass']}/{v['n']} | {v['recall']}/{v['n']} | {v['build_ms']:.1f} ms + {v['llm_s']:.1f} s |"
+                    f"| {m} | {s} | {v['pass']}/{v['n']} | {v['recall']}/{v['n']} | {v['build_ms']:.1f} ms + "
+                    f"{v['llm_s']:.1f} s |"
                 )
         lines.append("")
         lines.append(
-            f"Grader error rate against {e.get('hand_n', 0)} hand-graded answers: {e.get('grader_error', 'n/a')} on pass/fail, "
-            f"{e.get('grader_recall_error', 'n/a')} on the recall component."
+            f"Grader error rate against {e.get('hand_n', 0)} hand-graded answers: {e.get('grader_error', 'n/a')} on "
+            f"pass/fail, {e.get('grader_recall_error', 'n/a')} on the recall component."
         )
         for ext in sorted(OUT_DIR.glob("e2e_results_*.json")):
             x = json.loads(ext.read_text(encoding="utf-8"))

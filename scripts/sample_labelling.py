@@ -6,7 +6,8 @@ Three pools; the first two are mixed at random in the batches so annotators cann
 
 * ``random``: turns drawn at random from whole dialogues of every corpus (quotas below), the
   figure a user sees: how often ordinary turns are flagged;
-* ``candidate``: first-person turns by a person (users; both sides where both are people) that a broad word list (English and Russian: allergies, health, diets,
+* ``candidate``: first-person turns by a person (users; both sides where both are people) that a broad \
+word list (English and Russian: allergies, health, diets,
   "can't", "never", "avoid", "prefer", budgets, deadlines, ...) marks as possibly stating a
   constraint or preference. Constraints are rare in real chat; this pool is where the held-out
   constraint statements for the recall figure come from. Being selected by words, it favours

@@ -23,7 +23,8 @@ Data (docs/data_card.md):
 Choices made on real dev only: the epoch (highest CRITICAL recall at the chosen thresholds), the CRITICAL
 threshold per role (the lowest whose false-CRITICAL rates on dev stay within the limits: prompts and task turns
 ``--max-false-prompt``, assistant turns ``--max-false-assistant``, social chat ``--max-false-social``; counted on
-ordinary turns: the random pools and the prompts drawn at random), and the rule categories that may still override the model (those
+ordinary turns: the random pools and the prompts drawn at random), and the rule categories that may still \
+override the model (those
 that add a true CRITICAL on real dev and no false one). ``--dev-only`` measures a setting on dev and writes
 nothing under models/ (``--split`` hands over at another layer: an encoder built for the measurement only;
 ``--context`` lets the top layers read the previous message too). Otherwise the script writes

@@ -164,7 +164,8 @@ def test_tampered_or_missing_files_raise_with_install_hint(tmp_path: Path, encod
 
 def test_runtime_imports_no_torch() -> None:
     code = (
-        "import sys; from afm_local.local.components import local_classifier; from afm_local.core.types import Utterance; "
+        "import sys; from afm_local.local.components import local_classifier; "
+        "from afm_local.core.types import Utterance; "
         "local_classifier().classify([Utterance('hello')]); "
         "bad = [m for m in ('torch', 'transformers', 'sklearn') if m in sys.modules]; assert not bad, bad"
     )

@@ -198,7 +198,10 @@ def test_paper_packing_and_afm_packing_differ_on_a_late_constraint():
     filler = [
         {
             "role": "user",
-            "content": f"Tell me about the history of temple number {i} in Bangkok and its architecture, festivals and opening hours.",
+            "content": (
+                f"Tell me about the history of temple number {i} in Bangkok and its architecture, "
+                "festivals and opening hours."
+            ),
         }
         for i in range(30)
     ]

@@ -38,7 +38,8 @@ def test_engine_and_server_do_not_import_torch(embedder):
         "fm = FocusManager(config, components=local_components(config, threads=1))\n"
         "fm.add_message('user', 'I am allergic to peanuts.')\n"
         "fm.build_context('What should I eat?', 200)\n"
-        "print(json.dumps(sorted(m for m in ('torch', 'transformers', 'sentence_transformers', 'onnx') if m in sys.modules)))\n"
+        "print(json.dumps(sorted(m for m in ('torch', 'transformers', 'sentence_transformers', 'onnx') "
+        "if m in sys.modules)))\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -179,6 +179,7 @@ def test_the_largest_image_within_the_limit_is_read_within_bounds(server):
         attachment = client.get(f"/v1/sessions/{sid}").json()["messages"][0]["attachments"][0]
         assert (attachment["width"], attachment["height"]) == (6_300, 6_300)
     print(
-        f"\n  39.7-megapixel PNG accepted in {elapsed:.1f} s, server peak RSS {peak_rss(server.proc.pid) / 2**20:.0f} MiB"
+        f"\n  39.7-megapixel PNG accepted in {elapsed:.1f} s, "
+        f"server peak RSS {peak_rss(server.proc.pid) / 2**20:.0f} MiB"
     )
     assert peak_rss(server.proc.pid) < PEAK_RSS_LIMIT

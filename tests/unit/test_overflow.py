@@ -93,7 +93,10 @@ def manager(rows, **config):
 
 def test_a_restated_constraint_is_sent_once_with_a_reference_to_the_newest():
     older = "I have a severe peanut allergy, so keep peanuts and peanut oil out of every meal you suggest."
-    newer = "Reminder: I have a severe peanut allergy, so keep peanuts and peanut oil out of every meal you suggest, please."
+    newer = (
+        "Reminder: I have a severe peanut allergy, so keep peanuts and peanut oil out of every meal you suggest, "
+        "please."
+    )
     other = (
         "I have a severe sesame allergy, so keep sesame and sesame oil out of every meal you suggest."  # never merged
     )
