@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up from nothing (venv, packages, models; as root also Debian's Chromium for the inspector test,
-# PostgreSQL for the store tests and Tesseract's English and Russian data for OCR), check afm_local/ with ruff (lint, import order, format) and mypy (the
+# PostgreSQL for the store tests and Tesseract's English and Russian data for OCR), check afm_local/, tests/ and scripts/ with ruff (lint, import order, format) and afm_local/ with mypy (the
 # settings are in pyproject.toml; a finding fails the run), then run the whole test suite on one thread
 # per model. The tests start their own PostgreSQL cluster on a private socket and port, and stop it.
 set -euo pipefail
@@ -42,8 +42,8 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
   install_debian PostgreSQL postgresql
 fi
 
-.venv/bin/ruff check afm_local
-.venv/bin/ruff format --check afm_local
+.venv/bin/ruff check afm_local tests scripts
+.venv/bin/ruff format --check afm_local tests scripts
 .venv/bin/mypy
 
 export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 AFM_THREADS=1 TOKENIZERS_PARALLELISM=false
