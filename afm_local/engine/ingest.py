@@ -145,7 +145,6 @@ class Ingestor:
         self.components, self.config, self.cache = components, config, cache
         self.keys = ArtifactKeys.of(components, config)
         self.attachments = AttachmentReader(components.media, config, cache, components.counter.count)
-        self.focus: frozenset[str] = frozenset()  # what a request's agent is doing: its tool results' digests keep it
 
     def rows(self, entries: Sequence[Entry]) -> list[Row]:
         """Rows of history entries, a turn's attachments read (through the cache) and their text joined to its
@@ -240,13 +239,11 @@ class Ingestor:
         cache, ratio, counting = self.cache, self.config.compression_ratio, _Counting(self)
         compressor = self.components.compressor
 
-        focus, focus_key = self.focus, "\x1f".join(sorted(self.focus))
-
         def shorter(text: str) -> str:
             return cache.compressed.get_or_compute(
                 self.keys.tool_result,
-                content_hash(f"{text}\x1e{focus_key}" if focus else text),
-                lambda: Compression(compress_result(text, compressor, counting, ratio, focus), "tool-result"),
+                content_hash(text),
+                lambda: Compression(compress_result(text, compressor, counting, ratio), "tool-result"),
             ).text
 
         small = unit.with_texts(

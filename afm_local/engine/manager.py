@@ -29,7 +29,6 @@ from ..core.turns import Turn, as_turn
 from ..core.types import Context, Message
 from ..core.units import group
 from ..core.vocabulary import Importance
-from ..text.tool_results import focus_words
 from .background import background_worker
 from .build import build_context
 from .cache import ArtifactCache
@@ -210,7 +209,6 @@ class FocusManager:
         the query's own images and files checked and counted, and ``beside`` tokens (what the request sends
         beside its messages, such as tool definitions) kept free. ``options`` as ``build_context``'s.
         ``InvalidInput`` for a call left without its result."""
-        self._ingest.focus = focus_words(loop_focus(split.query, split.loop))  # the digests keep what bears on it
         self.add_messages(split.history)
         self._check_answered("the query")
         before = len(self._history)

@@ -28,35 +28,27 @@ NOTABLE = re.compile(r"\b(error|errors|exception|traceback|fail|failed|failure|f
 LABEL_CHARS = 60  # of a call's first argument, in its placeholder
 
 
-def compress_result(
-    text: str, compressor: Compressor, counter: TokenCounter, ratio: float, focus: frozenset[str] = frozenset()
-) -> str:
-    """``text`` shorter: the compressor's form (short prose), else a digest (the lines that name one of the
-    ``focus`` words first after its head), else ``text`` itself."""
-    if len(text) <= PROSE_MAX_CHARS and not focus:
+def compress_result(text: str, compressor: Compressor, counter: TokenCounter, ratio: float) -> str:
+    """``text`` shorter: the compressor's form (short prose), else a digest, else ``text`` itself."""
+    if len(text) <= PROSE_MAX_CHARS:
         form = compressor.compress(text, ratio).text
         if form != text and counter.count(form) <= DIGEST_MAX_TOKENS:
             return form
     total = counter.count(text)
     if total < HEAD_MIN_TOKENS:
         return text
-    return digest(text, counter, min(max(1, int(total * ratio)), DIGEST_MAX_TOKENS), total, focus)
+    return digest(text, counter, min(max(1, int(total * ratio)), DIGEST_MAX_TOKENS), total)
 
 
-def digest(text: str, counter: TokenCounter, target: int, total: int, focus: frozenset[str] = frozenset()) -> str:
-    """The first lines, the lines that name a ``focus`` word (what the agent is doing), the notable (error)
-    lines and the last lines of ``text`` within about ``target`` tokens, in order, gaps marked. One line of
-    JSON is laid out a value a line first; another single long line is cut by characters, in proportion."""
-    lines = _lines(text)
+def digest(text: str, counter: TokenCounter, target: int, total: int) -> str:
+    """The first lines, the notable (error) lines and the last lines of ``text`` within about ``target`` tokens,
+    in order, gaps marked; a single long line is cut by characters, in proportion."""
+    lines = text.splitlines()
     if len(lines) <= 1:
         shown = text[: max(1, len(text) * target // max(total, 1))].rstrip()
         return f"{shown}\n[… {max(0, total - counter.count(shown))} of {total} tokens left out]"
     kept: set[int] = set()
-    head_share = HEAD_SHARE / 2 if focus else HEAD_SHARE
-    spare = _take(range(len(lines)), lines, counter, int(target * head_share), kept)
-    if focus:
-        named = [i for i, line in enumerate(lines) if i not in kept and any(w in line.lower() for w in focus)]
-        spare = _take(named, lines, counter, int(target * (HEAD_SHARE - head_share)) + spare, kept)
+    spare = _take(range(len(lines)), lines, counter, int(target * HEAD_SHARE), kept)
     notable = [i for i, line in enumerate(lines) if i not in kept and NOTABLE.search(line)]
     spare = _take(notable, lines, counter, int(target * NOTABLE_SHARE) + spare, kept)
     _take(
@@ -72,29 +64,6 @@ def digest(text: str, counter: TokenCounter, target: int, total: int, focus: fro
         out.append(f"[… {len(lines) - 1 - previous} lines left out]")
     out.append(f"[digest: {len(kept)} of {len(lines)} lines, {total} tokens in all]")
     return "\n".join(out)
-
-
-def _lines(text: str) -> list[str]:
-    """``text``'s lines; a result that is one line of JSON, laid out one value a line (so a digest can keep
-    the values it needs)."""
-    lines = text.splitlines()
-    if len(lines) == 1 and text.lstrip()[:1] in ("{", "["):
-        try:
-            return json.dumps(json.loads(text), indent=1, ensure_ascii=False).splitlines()
-        except ValueError:
-            pass
-    return lines
-
-
-FOCUS_WORD = re.compile(r"[\w./:-]{4,}")
-FOCUS_WORDS = 24  # the most distinctive (longest) words of what the agent is doing, matched in a result's lines
-
-
-def focus_words(text: str) -> frozenset[str]:
-    """The words of what the agent is doing (its instruction and latest call) that a result's lines are
-    matched against: the longest ones, lowercased (paths, names and ids are long; function words short)."""
-    words = sorted({w.lower().strip("./:-") for w in FOCUS_WORD.findall(text)}, key=lambda w: (-len(w), w))
-    return frozenset(w for w in words[:FOCUS_WORDS] if len(w) >= 4)
 
 
 def _take(order: Iterable[int], lines: list[str], counter: TokenCounter, budget: int, kept: set[int]) -> int:
