@@ -70,10 +70,11 @@ from typing import Any
 
 import numpy as np
 
+from scripts.corpora import corpora_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT_DIR = ROOT / "docs" / "benchmarks"
-CORPORA = ROOT.parent / "shared" / "corpora"
-TAU_FILE = CORPORA / "tau_airline_dev.jsonl"
+TAU_NAME = "tau_airline_dev.jsonl"  # in the corpora folder (scripts.corpora.corpora_dir)
 CACHE_DIR = Path(os.environ.get("AFM_BENCH_CACHE", Path.home() / ".cache" / "afm-local" / "bench_agents"))
 BUDGETS = {"tau": [2000, 3000, 4000], "coding": [8000, 16000, 32000]}
 STRATEGIES = ["afm", "clear_tool_uses", "recency", "topk", "summary"]
@@ -136,7 +137,8 @@ class Trajectory:
 
 
 def tau_trajectories(limit: int | None) -> list[Trajectory]:
-    rows = [json.loads(line) for line in TAU_FILE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    tau_file = corpora_dir() / TAU_NAME
+    rows = [json.loads(line) for line in tau_file.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows = rows[:limit] if limit else rows
     return [Trajectory("tau", f"task{r['task_id']}-trial{r['trial']}", r["messages"]) for r in rows]
 

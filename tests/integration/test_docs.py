@@ -68,6 +68,17 @@ SKIP: dict[tuple[str, str], str] = {
 GIVEN: dict[tuple[str, str], tuple[str, str]] = {}
 
 
+def corpora_present() -> bool:
+    """Whether the third-party corpora are where the benchmarks look for them (scripts.corpora.corpora_dir)."""
+    from scripts.corpora import corpora_dir
+
+    try:
+        corpora_dir()
+    except SystemExit:
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Block:
     path: str  # relative to the repository
@@ -232,6 +243,8 @@ def test_python_block_runs(block: Block, sessions) -> None:
 def test_bash_block_runs(block: Block) -> None:
     if reason := block.matches(SKIP):
         pytest.skip(str(reason))
+    if "scripts.bench_" in block.code and not corpora_present():
+        pytest.skip("a benchmark over the third-party corpora, which are not beside this checkout (AFM_CORPORA)")
     proc = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", block.code],
         cwd=REPO,
