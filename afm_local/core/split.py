@@ -33,11 +33,15 @@ class Split:
     query_turn: Turn | None = None  # the query as a turn (its attachments are checked and priced)
 
 
+def says_something(turn: Turn) -> bool:
+    """Whether a turn has text that is not blank, or an image or a file."""
+    return bool(turn.content.strip() or turn.attachments)
+
+
 def query_position(turns: Sequence[Turn]) -> int | None:
-    """The index of the query: the last user turn with text or attachments (``None`` when there is none)."""
+    """The index of the query: the last user turn that says something (``None`` when there is none)."""
     for i in range(len(turns) - 1, -1, -1):
-        t = turns[i]
-        if t.role == "user" and (t.content.strip() or t.attachments):
+        if turns[i].role == "user" and says_something(turns[i]):
             return i
     return None
 
@@ -54,7 +58,7 @@ def split_turns(
     if preamble is None and q > 0 and turns[0].role == "system":
         start, preamble = 1, turns[0].content
     for i in range(q + 1, len(turns)):
-        if turns[i].role == "user" and not turns[i].content.strip() and not turns[i].attachments:
+        if turns[i].role == "user" and not says_something(turns[i]):
             raise InvalidInput("a user message after the query says nothing (an empty message is refused upstream)")
     query = turns[q]
     return Split(preamble, tuple(turns[start:q]), query.content, tuple(turns[q + 1 :]), query_parts, query)

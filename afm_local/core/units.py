@@ -60,8 +60,7 @@ def group(turns: Sequence[Turn], open_turns: Sequence[Turn] = ()) -> tuple[list[
     pending = list(open_turns)
     for turn in turns:
         if pending:
-            answered = {r.tool_call_id for r in pending[1:]}
-            waiting = [c.id for c in pending[0].tool_calls if c.id not in answered]
+            waiting = waiting_calls(pending)
             if turn.role == "tool" and turn.tool_call_id in waiting:
                 pending.append(turn)
                 if len(waiting) == 1:
@@ -78,6 +77,13 @@ def group(turns: Sequence[Turn], open_turns: Sequence[Turn] = ()) -> tuple[list[
         else:
             entries.append(turn)
     return entries, tuple(pending)
+
+
+def waiting_calls(open_turns: Sequence[Turn]) -> list[str]:
+    """The ids of the calls of an open unit (its assistant turn, then the results that arrived) still waiting
+    for a result, in call order."""
+    answered = {r.tool_call_id for r in open_turns[1:]}
+    return [c.id for c in open_turns[0].tool_calls if c.id not in answered]
 
 
 def transcript(unit: ToolUnit) -> str:

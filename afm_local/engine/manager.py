@@ -27,7 +27,7 @@ from ..core.split import Split, loop_focus
 from ..core.telemetry import Observer, Operation, OperationName
 from ..core.turns import Turn, as_turn
 from ..core.types import Context, Message
-from ..core.units import group
+from ..core.units import group, waiting_calls
 from ..core.vocabulary import Importance
 from .background import background_worker
 from .build import build_context
@@ -233,8 +233,7 @@ class FocusManager:
         with self._lock:
             open_turns = self._open
         if open_turns:
-            answered = {t.tool_call_id for t in open_turns[1:]}
-            waiting = next(c.id for c in open_turns[0].tool_calls if c.id not in answered)
+            waiting = waiting_calls(open_turns)[0]
             raise InvalidInput(f"tool call {waiting[:64]!r} has no tool result before {where}")
 
     def _observe(self, name: OperationName, start: int, **found: Any) -> None:

@@ -3,7 +3,7 @@ forward the packed request to an upstream of its format (streaming passed throug
 connections the server ever opens are to the upstreams it was started with.
 
 ``UPSTREAM_API`` says which API each proxy route speaks: how its upstream takes a key, and the shape its
-errors take (``server.errors.native_error``), so a client's own SDK reads them.
+errors take (``server.errors.native_body``), so a client's own SDK reads them.
 """
 
 from __future__ import annotations
