@@ -327,3 +327,26 @@ def test_the_proxy_streams_images_and_documents_at_each_tier(spawn_server, tmp_p
         )  # the agreement, as text
     finally:
         upstream.shutdown()
+
+
+def test_a_nul_in_a_file_name_is_a_clear_refusal_or_stored(store_db):
+    """Found by the fuzz test: PostgreSQL text cannot hold NUL, and the driver's refusal was a 500. It is an
+    ``InvalidInput`` (422) naming the fix there, with nothing stored; SQLite stores the name as given."""
+    from afm_local.core.errors import InvalidInput
+    from afm_local.core.parts import Attachment
+    from afm_local.server.store import is_postgres_url
+
+    store = open_store(store_db, pool_size=1)
+    try:
+        tenant = store.tenant("t")
+        sid = tenant.create_session()["id"]
+        named = Attachment("file", b"notes", filename="a\x00b.txt")
+        if is_postgres_url(store_db):
+            with pytest.raises(InvalidInput, match="NUL"):
+                tenant.append_message(sid, "m1", "user", "my notes", None, [named])
+            assert tenant.messages_since(sid, 0)[1] == []
+        else:
+            tenant.append_message(sid, "m1", "user", "my notes", None, [named])
+            assert tenant.messages_since(sid, 0)[1][0]["attachments"][0].filename == "a\x00b.txt"
+    finally:
+        store.close()

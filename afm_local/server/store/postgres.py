@@ -56,7 +56,7 @@ from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...core.errors import InvalidInput, StoreError, StoreFull, StoreUnavailable, UnknownSession
+from ...core.errors import AFMError, InvalidInput, StoreFull, StoreUnavailable, UnknownSession
 from .base import Executor
 from .schema import TENANT_TABLES
 from .sql import SQLStore
@@ -178,7 +178,11 @@ class PostgresStore(SQLStore):
                 settings.append(("role", self._role))
         return settings
 
-    def _translate(self, exc: Exception) -> StoreError | UnknownSession | None:
+    def _translate(self, exc: Exception) -> AFMError | None:
+        if isinstance(exc, psycopg.DataError) and "NUL" in str(exc):  # the driver's own check, before sending
+            return InvalidInput(
+                "PostgreSQL text cannot hold a NUL (0x00) character: remove it from the message's text and file names"
+            )
         if isinstance(exc, pg_errors.ForeignKeyViolation):
             return UnknownSession("the session is gone")
         if isinstance(exc, PoolTimeout):

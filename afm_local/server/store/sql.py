@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from contextlib import AbstractContextManager
 from typing import ClassVar, NoReturn
 
-from ...core.errors import StoreError, UnknownSession
+from ...core.errors import AFMError, StoreError
 from .base import Executor
 from .keys import KeyTable
 from .schema import MIGRATIONS, MIGRATIONS_TABLE, TYPES
@@ -57,8 +57,9 @@ class SQLStore(ABC):
         ``UnknownSession``."""
 
     @abstractmethod
-    def _translate(self, exc: Exception) -> StoreError | UnknownSession | None:
-        """The ``AFMError`` a driver error stands for, or ``None`` when it is not a known one (a bug)."""
+    def _translate(self, exc: Exception) -> AFMError | None:
+        """The ``AFMError`` a driver error stands for (a store error, a session gone, input the database cannot
+        hold), or ``None`` when it is not a known one (a bug)."""
 
     def _raise_translated(self, exc: Exception) -> NoReturn:
         """Raise the ``AFMError`` a driver error stands for (``_translate``), else the driver error itself."""

@@ -64,7 +64,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from ...core.errors import StoreError, StoreFull, StoreUnavailable, UnknownSession
+from ...core.errors import AFMError, StoreError, StoreFull, StoreUnavailable, UnknownSession
 from .base import Executor
 from .sql import SQLStore
 
@@ -229,7 +229,7 @@ class SQLiteStore(SQLStore):
         if write:
             self._verify_file()  # committed to the file at self.path, or not acknowledged
 
-    def _translate(self, exc: Exception) -> StoreError | UnknownSession | None:
+    def _translate(self, exc: Exception) -> AFMError | None:
         code = getattr(exc, "sqlite_errorcode", None)
         if code is None:
             return None
